@@ -1,0 +1,220 @@
+"""Google's original TF1 checkpoints (`bert_model.ckpt`), read and written by variable name.
+
+The whole correspondence is one table, `original_variable_names`: original TF1 name -> our Keras
+variable. Our layers keep the original's layouts (Dense kernels are [in, out] as `tf.layers.dense`
+makes them; `cls/seq_relationship/output_weights` stays [2, H]), so no value is transposed or
+reshaped on the way in or out, and a round trip is bit-exact.
+
+    encoder = BertEncoder(config)
+    report = load_original_checkpoint(encoder, "uncased_L-12_H-768_A-12/bert_model.ckpt")
+    save_original_checkpoint(encoder, "out/bert_model.ckpt")
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import re
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_write_text
+from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.pretrainer import BertPretrainer
+
+logger = logging.getLogger(__name__)
+
+# Training state in original checkpoints that is not part of the model: Adam slots
+# (`<var>/adam_m`, `<var>/adam_v`, or Keras-style `Adam`), the step and loss-scale counters.
+_NOT_MODEL = re.compile(
+    r"(/adam_[mv]$|/Adam(_\d+)?$|^AdamWeightDecayOptimizer|^global_step$|"
+    r"^(current_loss_scale|good_steps|loss_scale)$)"
+)
+
+
+def _encoder_names(encoder: BertEncoder) -> dict[str, keras.Variable]:
+    emb = encoder.embeddings
+    names = {
+        "bert/embeddings/word_embeddings": emb.word_embeddings,
+        "bert/embeddings/token_type_embeddings": emb.token_type_embeddings,
+        "bert/embeddings/position_embeddings": emb.position_embeddings,
+        "bert/embeddings/LayerNorm/gamma": emb.layer_norm.gamma,
+        "bert/embeddings/LayerNorm/beta": emb.layer_norm.beta,
+    }
+    for i, layer in enumerate(encoder.transformer_layers):
+        scope = f"bert/encoder/layer_{i}"
+        attention = layer.attention_self
+        for dense, tf1_name in (
+            (attention.query, "attention/self/query"),
+            (attention.key, "attention/self/key"),
+            (attention.value, "attention/self/value"),
+            (layer.attention_output, "attention/output/dense"),
+            (layer.intermediate, "intermediate/dense"),
+            (layer.output_dense, "output/dense"),
+        ):
+            names[f"{scope}/{tf1_name}/kernel"] = dense.kernel
+            names[f"{scope}/{tf1_name}/bias"] = dense.bias
+        for norm, tf1_name in (
+            (layer.attention_layer_norm, "attention/output/LayerNorm"),
+            (layer.output_layer_norm, "output/LayerNorm"),
+        ):
+            names[f"{scope}/{tf1_name}/gamma"] = norm.gamma
+            names[f"{scope}/{tf1_name}/beta"] = norm.beta
+    names["bert/pooler/dense/kernel"] = encoder.pooler.kernel
+    names["bert/pooler/dense/bias"] = encoder.pooler.bias
+    return names
+
+
+def _pretraining_head_names(pretrainer: BertPretrainer) -> dict[str, keras.Variable]:
+    mlm, nsp = pretrainer.masked_lm_head, pretrainer.next_sentence_head
+    # The MLM decoder is bert/embeddings/word_embeddings itself (tied), so it has no entry here.
+    return {
+        "cls/predictions/transform/dense/kernel": mlm.transform.kernel,
+        "cls/predictions/transform/dense/bias": mlm.transform.bias,
+        "cls/predictions/transform/LayerNorm/gamma": mlm.layer_norm.gamma,
+        "cls/predictions/transform/LayerNorm/beta": mlm.layer_norm.beta,
+        "cls/predictions/output_bias": mlm.output_bias,
+        "cls/seq_relationship/output_weights": nsp.output_weights,
+        "cls/seq_relationship/output_bias": nsp.output_bias,
+    }
+
+
+def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
+    """The name table: original TF1 variable name -> the model's Keras variable.
+
+    `model` is a `BertEncoder` (the `bert/` variables) or a `BertPretrainer` (plus `cls/`).
+    """
+    if isinstance(model, BertPretrainer):
+        return {**_encoder_names(model.encoder), **_pretraining_head_names(model)}
+    if isinstance(model, BertEncoder):
+        return _encoder_names(model)
+    raise TypeError(f"no original names are known for {type(model).__name__}")
+
+
+def resolve_checkpoint_path(path: str | os.PathLike) -> str:
+    """Returns the checkpoint prefix for `path`, as users of the original pass it.
+
+    Accepts the prefix (`.../bert_model.ckpt`), a file of it (`bert_model.ckpt.index`, a common
+    slip, see google-research/bert#555), or a directory (its latest checkpoint, else its
+    `bert_model.ckpt`). Raises `InputError` naming the path when no checkpoint is there.
+    """
+    path = os.fspath(path)
+    prefix = re.sub(r"\.(index|meta|data-\d{5}-of-\d{5})$", "", path)
+    if os.path.isdir(prefix):
+        prefix = tf.train.latest_checkpoint(prefix) or os.path.join(prefix, "bert_model.ckpt")
+    if not os.path.isfile(prefix + ".index"):
+        raise InputError(
+            f"{path}: no checkpoint found (expected the prefix of a TF checkpoint such as "
+            f".../bert_model.ckpt, with bert_model.ckpt.index beside it)"
+        )
+    return prefix
+
+
+@dataclasses.dataclass
+class LoadReport:
+    """What `load_original_checkpoint` did, by original variable name."""
+
+    loaded: list[str]
+    missing: list[str]  # in the model, not in the checkpoint (left at their initial values)
+    unexpected: list[str]  # in the checkpoint, not in the model (not loaded)
+    skipped: list[str]  # training state: optimizer slots, global_step
+
+
+def _listing(names: list[str], most: int = 5) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> LoadReport:
+    """Loads an original-format checkpoint into `model` by the original variable names.
+
+    Every `bert/` variable must be present. The `cls/` pre-training heads are loaded when the
+    checkpoint has them and left at their initial values when it has none (many converted
+    checkpoints carry the encoder only); a checkpoint with only some of them is an error.
+    Optimizer slots and global_step are skipped; other names the model lacks (a fine-tuned
+    classifier's output_weights, say) are reported in `LoadReport.unexpected` and logged.
+
+    Raises:
+        InputError: no checkpoint at `checkpoint`; a required variable is missing; a variable's
+            shape differs from the model's (naming the variable and both shapes).
+    """
+    prefix = resolve_checkpoint_path(checkpoint)
+    reader = tf.train.load_checkpoint(prefix)
+    shapes = reader.get_variable_to_shape_map()
+    table = original_variable_names(model)
+
+    skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
+    unexpected = sorted(set(shapes) - set(table) - set(skipped))
+    missing = sorted(set(table) - set(shapes))
+    missing_heads = [name for name in missing if name.startswith("cls/")]
+    missing_encoder = [name for name in missing if not name.startswith("cls/")]
+    if missing_encoder:
+        raise InputError(
+            f"{prefix}: {len(missing_encoder)} of the model's variables are not in the "
+            f"checkpoint: {_listing(missing_encoder)}"
+        )
+    head_names = [name for name in table if name.startswith("cls/")]
+    if missing_heads and len(missing_heads) < len(head_names):
+        raise InputError(
+            f"{prefix}: the checkpoint has some of the pre-training heads but not "
+            f"{_listing(missing_heads)}"
+        )
+
+    loaded = []
+    for name, variable in table.items():
+        if name in missing_heads:
+            continue
+        if list(shapes[name]) != list(variable.shape):
+            raise InputError(
+                f"{prefix}: variable {name} has shape {list(shapes[name])} in the checkpoint "
+                f"but the model built from the config needs {list(variable.shape)}; "
+                f"does bert_config.json belong to this checkpoint?"
+            )
+        variable.assign(reader.get_tensor(name).astype(variable.dtype))
+        loaded.append(name)
+
+    if missing_heads:
+        logger.warning(
+            "%s has no pre-training heads (cls/); they keep their initial values", prefix
+        )
+    if unexpected:
+        logger.info("%s: not loaded (not in the model): %s", prefix, _listing(unexpected))
+    return LoadReport(loaded=loaded, missing=missing_heads, unexpected=unexpected, skipped=skipped)
+
+
+def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.PathLike) -> str:
+    """Writes `model`'s weights as a TF1 name-based checkpoint under the original names.
+
+    The result is what the original code and `tf.train.list_variables` read:
+    `<prefix>.index`, `<prefix>.data-00000-of-00001`, and a `checkpoint` state file naming it.
+    Files are written under a temporary prefix and renamed, so a crash leaves no partial
+    checkpoint under the real name. Returns the prefix.
+    """
+    prefix = os.fspath(checkpoint_prefix)
+    directory = os.path.dirname(prefix) or "."
+    os.makedirs(directory, exist_ok=True)
+    table = original_variable_names(model)
+    names = sorted(table)
+    tensors = [tf.constant(np.asarray(keras.ops.convert_to_numpy(table[n]))) for n in names]
+
+    tmp_prefix = f"{prefix}.tmp-{os.getpid()}"
+    tf.raw_ops.SaveV2(
+        prefix=tmp_prefix,
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=tensors,
+    )
+    # The index is what makes a checkpoint visible, so it moves into place last.
+    data_suffix = ".data-00000-of-00001"
+    os.replace(tmp_prefix + data_suffix, prefix + data_suffix)
+    os.replace(tmp_prefix + ".index", prefix + ".index")
+    base = os.path.basename(prefix)
+    atomic_write_text(
+        os.path.join(directory, "checkpoint"),
+        f'model_checkpoint_path: "{base}"\nall_model_checkpoint_paths: "{base}"\n',
+    )
+    return prefix

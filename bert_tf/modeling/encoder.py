@@ -1,0 +1,111 @@
+"""`BertEncoder`: the BERT network as a Keras functional model built from a `BertConfig`."""
+
+from __future__ import annotations
+
+import keras
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.attention import AttentionMask
+from bert_tf.modeling.embeddings import BertEmbeddings, truncated_normal
+from bert_tf.modeling.transformer import TransformerLayer
+
+
+class BertEncoder(keras.Model):
+    """Embeddings, `num_hidden_layers` transformer blocks and the pooler (paper Sec. 3).
+
+    Inputs (a dict, named as the original's features): `input_ids`, `input_mask` (1 = real
+    token, 0 = padding) and `segment_ids`, each [B, S] int32.
+
+    Outputs (a dict): `sequence_output` [B, S, H] (the last layer), `pooled_output` [B, H]
+    (dense + tanh on the [CLS] position), `encoder_outputs` (a list of every layer's output,
+    [B, S, H] each) and `embedding_output` [B, S, H].
+
+    Args:
+        config: the architecture.
+        causal: left-to-right attention (each position sees only itself and what precedes it),
+            for the paper's "LTR & No NSP" ablation (Table 5).
+
+    Example:
+        >>> config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
+        ...                     num_attention_heads=4, intermediate_size=64)
+        >>> encoder = BertEncoder(config)
+        >>> ids = np.ones((2, 8), "int32")
+        >>> out = encoder({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})
+        >>> out["sequence_output"].shape
+        TensorShape([2, 8, 32])
+    """
+
+    def __init__(self, config: BertConfig, causal: bool = False, **kwargs) -> None:
+        inputs = {
+            name: keras.Input(shape=(None,), dtype="int32", name=name)
+            for name in ("input_ids", "input_mask", "segment_ids")
+        }
+        embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            type_vocab_size=config.type_vocab_size,
+            max_position_embeddings=config.max_position_embeddings,
+            dropout_rate=config.hidden_dropout_prob,
+            initializer_range=config.initializer_range,
+            name="embeddings",
+        )
+        embedding_output = embeddings(inputs["input_ids"], inputs["segment_ids"])  # [B, S, H]
+        mask_adder = AttentionMask(causal, name="attention_mask")(
+            inputs["input_mask"]
+        )  # [B, 1, 1 or S, S]
+
+        hidden = embedding_output
+        encoder_outputs = []
+        for i in range(config.num_hidden_layers):
+            hidden = TransformerLayer(
+                hidden_size=config.hidden_size,
+                num_attention_heads=config.num_attention_heads,
+                intermediate_size=config.intermediate_size,
+                hidden_act=config.hidden_act,
+                hidden_dropout_prob=config.hidden_dropout_prob,
+                attention_probs_dropout_prob=config.attention_probs_dropout_prob,
+                initializer_range=config.initializer_range,
+                name=f"layer_{i}",
+            )(hidden, mask_adder)  # [B, S, H]
+            encoder_outputs.append(hidden)
+
+        # The pooler: the [CLS] vector through dense + tanh, the input of sentence-level heads.
+        pooled_output = keras.layers.Dense(
+            config.hidden_size,
+            activation="tanh",
+            kernel_initializer=truncated_normal(config.initializer_range),
+            name="pooler",
+        )(hidden[:, 0])  # [B, H]
+
+        super().__init__(
+            inputs=inputs,
+            outputs={
+                "sequence_output": hidden,
+                "pooled_output": pooled_output,
+                "encoder_outputs": encoder_outputs,
+                "embedding_output": embedding_output,
+            },
+            **kwargs,
+        )
+        self.config = config
+        self.causal = causal
+
+    @property
+    def embeddings(self) -> BertEmbeddings:
+        return self.get_layer("embeddings")
+
+    @property
+    def transformer_layers(self) -> list[TransformerLayer]:
+        return [self.get_layer(f"layer_{i}") for i in range(self.config.num_hidden_layers)]
+
+    @property
+    def pooler(self) -> keras.layers.Dense:
+        return self.get_layer("pooler")
+
+    def get_config(self) -> dict:
+        return {"config": self.config.to_dict(), "causal": self.causal, "name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> BertEncoder:
+        config = dict(config)
+        return cls(BertConfig.from_dict(config.pop("config")), **config)

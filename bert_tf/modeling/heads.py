@@ -1,0 +1,135 @@
+"""The pre-training heads of paper Sec. 3.1 and their losses, as the original's run_pretraining.
+
+- `MaskedLMHead` (`cls/predictions`): gather the hidden vectors at `masked_lm_positions`,
+  dense + hidden_act + LayerNorm, then the tied word-embedding decoder plus an output bias.
+- `NextSentenceHead` (`cls/seq_relationship`): a 2-way classifier on the pooled output; label
+  0 = IsNext, 1 = random next sentence.
+"""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.modeling.activations import get_activation
+from bert_tf.modeling.embeddings import LAYER_NORM_EPSILON, BertEmbeddings, truncated_normal
+
+
+def gather_indexes(sequence, positions):
+    """Picks `sequence[b, positions[b, p]]`: [B, S, H] and [B, P] -> [B, P, H]."""
+    return ops.take_along_axis(sequence, ops.cast(positions, "int32")[:, :, None], axis=1)
+
+
+class MaskedLMHead(keras.layers.Layer):
+    """Log-probabilities over the vocabulary at each masked position.
+
+    The decoder is the encoder's word-embedding table (shared, not copied), so the head owns
+    only its transform and `output_bias`.
+
+    Shapes: B = batch, S = sequence, P = max_predictions_per_seq, H = hidden, V = vocab.
+    """
+
+    def __init__(
+        self,
+        embeddings: BertEmbeddings,
+        hidden_act: str,
+        initializer_range: float,
+        **kwargs,
+    ) -> None:
+        super().__init__(**kwargs)
+        self.embeddings = embeddings
+        self.hidden_act = hidden_act
+        self.initializer_range = initializer_range
+        self.transform = keras.layers.Dense(
+            embeddings.hidden_size,
+            activation=get_activation(hidden_act),
+            kernel_initializer=truncated_normal(initializer_range),
+            dtype=self.dtype_policy,
+            name="transform",
+        )
+        self.layer_norm = keras.layers.LayerNormalization(
+            epsilon=LAYER_NORM_EPSILON, dtype=self.dtype_policy, name="transform_layer_norm"
+        )
+
+    def build(self, sequence_output_shape, masked_lm_positions_shape=None) -> None:
+        hidden_shape = (None, self.embeddings.hidden_size)
+        self.transform.build(hidden_shape)
+        self.layer_norm.build(hidden_shape)
+        self.output_bias = self.add_weight(
+            shape=(self.embeddings.vocab_size,), initializer="zeros", name="output_bias"
+        )
+
+    def call(self, sequence_output, masked_lm_positions):
+        # sequence_output: [B, S, H]; masked_lm_positions: [B, P]
+        hidden = gather_indexes(sequence_output, masked_lm_positions)  # [B, P, H]
+        hidden = self.layer_norm(self.transform(hidden))  # [B, P, H]
+        table = ops.cast(self.embeddings.word_embeddings, self.compute_dtype)  # [V, H]
+        logits = ops.matmul(hidden, ops.transpose(table)) + ops.cast(
+            self.output_bias, self.compute_dtype
+        )  # [B, P, V]
+        return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+
+    def compute_output_shape(self, sequence_output_shape, masked_lm_positions_shape=None):
+        return tuple(masked_lm_positions_shape) + (self.embeddings.vocab_size,)
+
+    def get_config(self) -> dict:
+        # The shared embeddings layer is wired by the owning model, not serialized here.
+        raise NotImplementedError("MaskedLMHead is rebuilt by BertPretrainer.from_config")
+
+
+class NextSentenceHead(keras.layers.Layer):
+    """`log_softmax(pooled_output @ output_weights^T + output_bias)`: [B, H] -> [B, 2].
+
+    `output_weights` keeps the original's [2, H] layout (the transpose of a Dense kernel), so
+    checkpoints load without transposing.
+    """
+
+    def __init__(self, initializer_range: float, num_classes: int = 2, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.initializer_range = initializer_range
+        self.num_classes = num_classes
+
+    def build(self, pooled_shape) -> None:
+        self.output_weights = self.add_weight(
+            shape=(self.num_classes, pooled_shape[-1]),
+            initializer=truncated_normal(self.initializer_range),
+            name="output_weights",
+        )
+        self.output_bias = self.add_weight(
+            shape=(self.num_classes,), initializer="zeros", name="output_bias"
+        )
+
+    def call(self, pooled_output):
+        # pooled_output: [B, H]
+        weights = ops.cast(self.output_weights, self.compute_dtype)  # [2, H]
+        logits = ops.matmul(pooled_output, ops.transpose(weights))  # [B, 2]
+        logits = logits + ops.cast(self.output_bias, self.compute_dtype)
+        return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+
+    def compute_output_shape(self, pooled_shape):
+        return (pooled_shape[0], self.num_classes)
+
+    def get_config(self) -> dict:
+        config = super().get_config()
+        config.update(initializer_range=self.initializer_range, num_classes=self.num_classes)
+        return config
+
+
+def masked_lm_loss(log_probs, masked_lm_ids, masked_lm_weights):
+    """`sum(w * nll) / (sum(w) + 1e-5)` over all masked positions of the batch.
+
+    Padded prediction slots have weight 0; the 1e-5 is the original's guard against a batch
+    without any prediction.
+
+    log_probs: [B, P, V]; masked_lm_ids, masked_lm_weights: [B, P]. Returns a scalar.
+    """
+    ids = ops.cast(masked_lm_ids, "int32")[..., None]
+    nll = -ops.squeeze(ops.take_along_axis(log_probs, ids, axis=-1), axis=-1)  # [B, P]
+    weights = ops.cast(masked_lm_weights, "float32")
+    return ops.sum(weights * nll) / (ops.sum(weights) + 1e-5)
+
+
+def next_sentence_loss(log_probs, next_sentence_labels):
+    """Mean negative log-likelihood of the labels: [B, 2] and [B] or [B, 1] -> scalar."""
+    labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
+    return -ops.mean(ops.take_along_axis(log_probs, labels, axis=-1))

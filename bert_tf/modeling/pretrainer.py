@@ -1,0 +1,82 @@
+"""`BertPretrainer`: the encoder with both pre-training heads, as the original run_pretraining."""
+
+from __future__ import annotations
+
+import keras
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.heads import (
+    MaskedLMHead,
+    NextSentenceHead,
+    masked_lm_loss,
+    next_sentence_loss,
+)
+
+
+class BertPretrainer(keras.Model):
+    """Encoder + masked-LM head + next-sentence head.
+
+    Inputs (a dict): `input_ids`, `input_mask`, `segment_ids` [B, S] and `masked_lm_positions`
+    [B, P], int32 (the features of the pre-training TFRecords).
+
+    Outputs (a dict): the encoder's outputs plus `mlm_log_probs` [B, P, V] and
+    `nsp_log_probs` [B, 2]. `pretraining_losses` turns them into the losses.
+
+    Args:
+        config: the architecture.
+        encoder: an existing `BertEncoder` to put the heads on (its weights are shared);
+            by default a new one is built from `config`.
+    """
+
+    def __init__(self, config: BertConfig, encoder: BertEncoder | None = None, **kwargs) -> None:
+        encoder = encoder or BertEncoder(config)
+        inputs = dict(encoder.input)
+        inputs["masked_lm_positions"] = keras.Input(
+            shape=(None,), dtype="int32", name="masked_lm_positions"
+        )
+        outputs = dict(encoder({name: inputs[name] for name in encoder.input}))
+        outputs["mlm_log_probs"] = MaskedLMHead(
+            encoder.embeddings,
+            hidden_act=config.hidden_act,
+            initializer_range=config.initializer_range,
+            name="cls_predictions",
+        )(outputs["sequence_output"], inputs["masked_lm_positions"])
+        outputs["nsp_log_probs"] = NextSentenceHead(
+            initializer_range=config.initializer_range, name="cls_seq_relationship"
+        )(outputs["pooled_output"])
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.config = config
+        self.encoder = encoder
+
+    @property
+    def masked_lm_head(self) -> MaskedLMHead:
+        return self.get_layer("cls_predictions")
+
+    @property
+    def next_sentence_head(self) -> NextSentenceHead:
+        return self.get_layer("cls_seq_relationship")
+
+    def get_config(self) -> dict:
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> BertPretrainer:
+        config = dict(config)
+        return cls(BertConfig.from_dict(config.pop("config")), **config)
+
+
+def pretraining_losses(outputs: dict, features: dict) -> dict:
+    """The paper's loss: mean masked-LM likelihood + mean next-sentence likelihood (Sec. A.2).
+
+    Args:
+        outputs: `BertPretrainer` outputs (`mlm_log_probs`, `nsp_log_probs`).
+        features: `masked_lm_ids`, `masked_lm_weights` [B, P] and `next_sentence_labels` [B, 1].
+
+    Returns: `mlm_loss`, `nsp_loss` and `total_loss` = their sum, scalars.
+    """
+    mlm = masked_lm_loss(
+        outputs["mlm_log_probs"], features["masked_lm_ids"], features["masked_lm_weights"]
+    )
+    nsp = next_sentence_loss(outputs["nsp_log_probs"], features["next_sentence_labels"])
+    return {"mlm_loss": mlm, "nsp_loss": nsp, "total_loss": mlm + nsp}
