@@ -164,18 +164,18 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
             f"{_listing(missing_heads)}"
         )
 
-    loaded = []
-    for name, variable in table.items():
-        if name in missing_heads:
-            continue
+    to_load = {name: variable for name, variable in table.items() if name not in missing_heads}
+    # Every shape is checked before any value is assigned: a failed load changes nothing.
+    for name, variable in to_load.items():
         if list(shapes[name]) != list(variable.shape):
             raise InputError(
                 f"{prefix}: variable {name} has shape {list(shapes[name])} in the checkpoint "
                 f"but the model built from the config needs {list(variable.shape)}; "
                 f"does bert_config.json belong to this checkpoint?"
             )
+    for name, variable in to_load.items():
         variable.assign(reader.get_tensor(name).astype(variable.dtype))
-        loaded.append(name)
+    loaded = list(to_load)
 
     if missing_heads:
         logger.warning(

@@ -11,16 +11,14 @@ import json
 from pathlib import Path
 
 import pytest
+from conftest import FIXTURES, SAMPLE_DATA
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
 
-REPO_ROOT = Path(__file__).parents[1]
-FIXTURES = REPO_ROOT / "tests" / "fixtures" / "tokenization"
-CASES_FILE = FIXTURES / "cases.jsonl"
-CASED_VOCAB = FIXTURES / "cased_test_vocab.txt"
-UNCASED_VOCAB = REPO_ROOT / "sample_data" / "vocab.txt"
-ORACLE = REPO_ROOT / ".." / "shared" / "oracle"
+CASES_FILE = FIXTURES / "tokenization" / "cases.jsonl"
+CASED_VOCAB = FIXTURES / "tokenization" / "cased_test_vocab.txt"
+UNCASED_VOCAB = SAMPLE_DATA / "vocab.txt"
 
 SMALL_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing"]
 
@@ -134,18 +132,6 @@ def test_matches_original_on_oracle_cases(
         if (tokens, ids) != expected:
             mismatches.append(f"{case['text']!r}: got {tokens} expected {expected[0]}")
     assert not mismatches, f"{len(mismatches)} mismatches, first: " + "\n".join(mismatches[:5])
-
-
-def test_fixtures_are_copies_of_the_oracle() -> None:
-    if not ORACLE.is_dir():
-        pytest.skip("shared/oracle is not available here")
-    pairs = [
-        (CASES_FILE, ORACLE / "tokenization" / "cases.jsonl"),
-        (CASED_VOCAB, ORACLE / "vocab" / "cased_test_vocab.txt"),
-        (UNCASED_VOCAB, ORACLE / "vocab" / "uncased_vocab.txt"),
-    ]
-    for copy, original in pairs:
-        assert copy.read_bytes() == original.read_bytes(), f"{copy} differs from {original}"
 
 
 # --- Behaviour of our own: errors, bytes input, vocab loading ------------------------------------

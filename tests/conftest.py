@@ -1,0 +1,57 @@
+"""Shared test fixtures: where the repo's fixture copies and ../shared/oracle live."""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first imported
+
+from pathlib import Path  # noqa: E402
+
+import numpy as np  # noqa: E402
+import pytest  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[1]
+FIXTURES = REPO / "tests" / "fixtures"
+ORACLE_FIXTURES = FIXTURES / "oracle"
+SHARED_ORACLE = REPO.parent / "shared" / "oracle"
+SAMPLE_DATA = REPO / "sample_data"
+
+
+@pytest.fixture
+def shared_oracle() -> Path:
+    """../shared/oracle; tests that need it skip where it is absent."""
+    if not SHARED_ORACLE.is_dir():
+        pytest.skip("../shared/oracle is absent")
+    return SHARED_ORACLE
+
+
+@pytest.fixture(scope="session")
+def oracle_inputs() -> dict[str, np.ndarray]:
+    """The oracle's batch: 4 sequences of 16 tokens, 3 masked positions each."""
+    return dict(np.load(ORACLE_FIXTURES / "model" / "inputs.npz"))
+
+
+@pytest.fixture(scope="session")
+def oracle_checkpoint() -> str:
+    """The original-format checkpoint (46 variables) the oracle outputs were computed with."""
+    return str(ORACLE_FIXTURES / "model" / "init" / "bert_model.ckpt")
+
+
+def tiny_config_dict(**overrides) -> dict:
+    """A small architecture for fast tests (the original's modeling_test sizes, 2 layers)."""
+    values = dict(
+        vocab_size=99,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=37,
+        hidden_act="gelu",
+        hidden_dropout_prob=0.1,
+        attention_probs_dropout_prob=0.1,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+        initializer_range=0.02,
+    )
+    values.update(overrides)
+    return values

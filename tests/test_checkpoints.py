@@ -1,0 +1,179 @@
+"""Original TF1 checkpoints are read and written by the original variable names."""
+
+from __future__ import annotations
+
+import logging
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import ORACLE_FIXTURES, tiny_config_dict
+
+from bert_tf.checkpoints import (
+    load_original_checkpoint,
+    original_variable_names,
+    resolve_checkpoint_path,
+    save_original_checkpoint,
+)
+from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
+from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.pretrainer import BertPretrainer
+
+
+def oracle_config() -> BertConfig:
+    return BertConfig.from_json_file(ORACLE_FIXTURES / "model" / "bert_config.json")
+
+
+def write_checkpoint(prefix, tensors: dict) -> str:
+    """A TF1 name-based checkpoint holding exactly `tensors`, as other tools write them."""
+    names = sorted(tensors)
+    tf.raw_ops.SaveV2(
+        prefix=str(prefix),
+        tensor_names=names,
+        shape_and_slices=[""] * len(names),
+        tensors=[tf.constant(tensors[n]) for n in names],
+    )
+    return str(prefix)
+
+
+def checkpoint_tensors(prefix) -> dict:
+    reader = tf.train.load_checkpoint(str(prefix))
+    return {name: reader.get_tensor(name) for name in reader.get_variable_to_shape_map()}
+
+
+def test_loads_original_checkpoint_names(oracle_checkpoint):
+    model = BertPretrainer(oracle_config())
+    report = load_original_checkpoint(model, oracle_checkpoint)
+    expected = checkpoint_tensors(oracle_checkpoint)
+    assert sorted(report.loaded) == sorted(expected)  # all 46, nothing else
+    assert len(report.loaded) == 46
+    assert report.missing == report.unexpected == report.skipped == []
+    table = original_variable_names(model)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(table[name].numpy(), value, err_msg=name)
+
+
+def test_name_table_covers_every_model_weight_once():
+    model = BertPretrainer(BertConfig(**tiny_config_dict(num_hidden_layers=3)))
+    table = original_variable_names(model)
+    assert len(table) == len(model.weights) == 5 + 16 * 3 + 2 + 7
+    assert {id(v) for v in table.values()} == {id(w) for w in model.weights}
+
+
+def test_save_writes_exactly_the_original_names(tmp_path, oracle_checkpoint):
+    model = BertPretrainer(oracle_config())
+    load_original_checkpoint(model, oracle_checkpoint)
+    prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
+    assert tf.train.list_variables(prefix) == tf.train.list_variables(oracle_checkpoint)
+    assert tf.train.latest_checkpoint(str(tmp_path)) == prefix
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "bert_model.ckpt.data-00000-of-00001",
+        "bert_model.ckpt.index",
+        "checkpoint",
+    ]
+
+
+def test_round_trip_is_bit_identical(tmp_path, oracle_checkpoint):
+    original = checkpoint_tensors(oracle_checkpoint)
+    model = BertPretrainer(oracle_config())
+    load_original_checkpoint(model, oracle_checkpoint)
+    prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
+    written = checkpoint_tensors(prefix)
+    assert written.keys() == original.keys()
+    for name in original:
+        assert written[name].dtype == original[name].dtype
+        assert written[name].tobytes() == original[name].tobytes(), name
+
+    reloaded = BertPretrainer(oracle_config())
+    load_original_checkpoint(reloaded, prefix)
+    for a, b in zip(model.weights, reloaded.weights, strict=True):
+        assert a.numpy().tobytes() == b.numpy().tobytes(), a.path
+
+
+def test_encoder_alone_writes_and_reads_only_bert_names(tmp_path, oracle_checkpoint):
+    encoder = BertEncoder(oracle_config())
+    report = load_original_checkpoint(encoder, oracle_checkpoint)
+    assert len(report.loaded) == 39
+    assert report.unexpected == sorted(
+        n for n in checkpoint_tensors(oracle_checkpoint) if n.startswith("cls/")
+    )
+    prefix = save_original_checkpoint(encoder, tmp_path / "bert_model.ckpt")
+    assert all(name.startswith("bert/") for name, _ in tf.train.list_variables(prefix))
+
+
+def test_checkpoint_without_heads_loads_the_encoder_and_says_so(tmp_path, caplog):
+    source = BertEncoder(oracle_config())
+    prefix = save_original_checkpoint(source, tmp_path / "bert_model.ckpt")
+    model = BertPretrainer(oracle_config())
+    head_bias = model.masked_lm_head.output_bias.numpy()
+    with caplog.at_level(logging.WARNING):
+        report = load_original_checkpoint(model, prefix)
+    assert len(report.loaded) == 39
+    assert len(report.missing) == 7 and all(n.startswith("cls/") for n in report.missing)
+    assert "no pre-training heads" in caplog.text
+    np.testing.assert_array_equal(model.masked_lm_head.output_bias.numpy(), head_bias)
+    np.testing.assert_array_equal(model.encoder.pooler.kernel.numpy(), source.pooler.kernel.numpy())
+
+
+def test_optimizer_slots_and_global_step_are_skipped(tmp_path, oracle_checkpoint):
+    tensors = checkpoint_tensors(oracle_checkpoint)
+    tensors["global_step"] = np.int64(3)
+    tensors["bert/pooler/dense/kernel/adam_m"] = np.zeros((32, 32), "float32")
+    tensors["bert/pooler/dense/kernel/adam_v"] = np.zeros((32, 32), "float32")
+    tensors["output_weights"] = np.zeros((3, 32), "float32")  # a classifier head
+    prefix = write_checkpoint(tmp_path / "model.ckpt-3", tensors)
+    report = load_original_checkpoint(BertPretrainer(oracle_config()), prefix)
+    assert len(report.loaded) == 46
+    assert report.skipped == [
+        "bert/pooler/dense/kernel/adam_m",
+        "bert/pooler/dense/kernel/adam_v",
+        "global_step",
+    ]
+    assert report.unexpected == ["output_weights"]
+
+
+def test_missing_encoder_variables_are_named(tmp_path, oracle_checkpoint):
+    tensors = checkpoint_tensors(oracle_checkpoint)
+    del tensors["bert/encoder/layer_1/output/dense/bias"]
+    prefix = write_checkpoint(tmp_path / "bert_model.ckpt", tensors)
+    with pytest.raises(
+        InputError,
+        match="1 of the model's variables are not in the checkpoint: "
+        "bert/encoder/layer_1/output/dense/bias",
+    ):
+        load_original_checkpoint(BertEncoder(oracle_config()), prefix)
+
+
+def test_partial_heads_are_an_error(tmp_path, oracle_checkpoint):
+    tensors = checkpoint_tensors(oracle_checkpoint)
+    del tensors["cls/predictions/output_bias"]
+    prefix = write_checkpoint(tmp_path / "bert_model.ckpt", tensors)
+    with pytest.raises(
+        InputError, match="some of the pre-training heads but not cls/predictions/output_bias"
+    ):
+        load_original_checkpoint(BertPretrainer(oracle_config()), prefix)
+
+
+def test_shape_mismatch_names_the_variable_and_both_shapes(oracle_checkpoint):
+    config = BertConfig.from_dict({**oracle_config().to_dict(), "intermediate_size": 48})
+    with pytest.raises(InputError) as error:
+        load_original_checkpoint(BertEncoder(config), oracle_checkpoint)
+    message = str(error.value)
+    assert "bert/encoder/layer_0/intermediate/dense/kernel has shape [32, 64]" in message
+    assert "needs [32, 48]" in message
+
+
+@pytest.mark.parametrize("suffix", ["", ".index", ".data-00000-of-00001"])
+def test_checkpoint_path_forms_users_pass(suffix, oracle_checkpoint):
+    assert resolve_checkpoint_path(oracle_checkpoint + suffix) == oracle_checkpoint
+
+
+def test_directory_resolves_to_its_checkpoint(tmp_path, oracle_checkpoint):
+    prefix = save_original_checkpoint(BertEncoder(oracle_config()), tmp_path / "bert_model.ckpt")
+    assert resolve_checkpoint_path(tmp_path) == prefix
+
+
+def test_missing_checkpoint_is_named(tmp_path):
+    with pytest.raises(InputError, match="nowhere/bert_model.ckpt: no checkpoint found"):
+        resolve_checkpoint_path(tmp_path / "nowhere" / "bert_model.ckpt")
