@@ -189,3 +189,13 @@ def test_encoder_rebuilds_from_its_config():
     assert clone.config == encoder.config
     assert clone.causal and clone.name == "bert"
     assert [w.shape for w in clone.weights] == [w.shape for w in encoder.weights]
+
+
+def test_keras_save_and_load_keeps_the_outputs(tmp_path):
+    model = BertPretrainer(BertConfig(**tiny_config_dict()))
+    inputs = {**tiny_inputs(2, 8, 99), "masked_lm_positions": np.array([[1, 2], [3, 0]], "int32")}
+    model.save(tmp_path / "bert.keras")
+    reloaded = keras.saving.load_model(tmp_path / "bert.keras")
+    assert isinstance(reloaded, BertPretrainer)
+    for name in ("sequence_output", "mlm_log_probs", "nsp_log_probs"):
+        np.testing.assert_array_equal(model(inputs)[name], reloaded(inputs)[name], err_msg=name)

@@ -33,6 +33,7 @@ def attention_mask_adder(input_mask, causal: bool = False):
     return (1.0 - to_mask) * MASK_ADDER
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class AttentionMask(keras.layers.Layer):
     """`attention_mask_adder` as a layer, so that the functional encoder can call it."""
 
@@ -51,6 +52,7 @@ class AttentionMask(keras.layers.Layer):
         return {**super().get_config(), "causal": self.causal}
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
     """`softmax(Q K^T / sqrt(size_per_head) + mask) V`, split into `num_heads` heads.
 

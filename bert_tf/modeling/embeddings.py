@@ -14,6 +14,7 @@ def truncated_normal(stddev: float) -> keras.initializers.Initializer:
     return keras.initializers.TruncatedNormal(stddev=stddev)
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertEmbeddings(keras.layers.Layer):
     """`embedding_output = dropout(LayerNorm(word[ids] + token_type[segment_ids] + position))`.
 

@@ -10,6 +10,7 @@ from bert_tf.modeling.embeddings import BertEmbeddings, truncated_normal
 from bert_tf.modeling.transformer import TransformerLayer
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertEncoder(keras.Model):
     """Embeddings, `num_hidden_layers` transformer blocks and the pooler (paper Sec. 3).
 

@@ -77,6 +77,7 @@ class MaskedLMHead(keras.layers.Layer):
         raise NotImplementedError("MaskedLMHead is rebuilt by BertPretrainer.from_config")
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class NextSentenceHead(keras.layers.Layer):
     """`log_softmax(pooled_output @ output_weights^T + output_bias)`: [B, H] -> [B, 2].
 

@@ -14,6 +14,7 @@ from bert_tf.modeling.heads import (
 )
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class BertPretrainer(keras.Model):
     """Encoder + masked-LM head + next-sentence head.
 

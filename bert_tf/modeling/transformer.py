@@ -9,6 +9,7 @@ from bert_tf.modeling.attention import SelfAttention
 from bert_tf.modeling.embeddings import LAYER_NORM_EPSILON, truncated_normal
 
 
+@keras.saving.register_keras_serializable(package="bert_tf")
 class TransformerLayer(keras.layers.Layer):
     """`h = LN(x + drop(W_o attn(x)))`, then `out = LN(h + drop(W_2 act(W_1 h)))` (post-LN).
 
