@@ -96,6 +96,12 @@ def main(argv: list[str]) -> None:
     config.check_vocab(len(tokenizer.vocab), FLAGS.vocab_file)
     examples = read_examples(FLAGS.input_file)
     features = convert_examples_to_features(examples, FLAGS.max_seq_length, tokenizer)
+    if config.type_vocab_size < 2 and any(f.input_type_ids.count(1) for f in features):
+        raise InputError(
+            f"--input_file={FLAGS.input_file} has `text_a ||| text_b` pairs but the model has "
+            f"type_vocab_size={config.type_vocab_size} ({FLAGS.bert_config_file}), so it has "
+            "no embedding for a second segment"
+        )
 
     with strategy().scope():
         encoder = BertEncoder(config)

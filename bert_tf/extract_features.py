@@ -77,14 +77,15 @@ def convert_examples_to_features(
     features = []
     for example in examples:
         tokens_a = tokenizer.tokenize(example.text_a)
-        tokens_b = tokenizer.tokenize(example.text_b) if example.text_b is not None else None
-        if tokens_b is not None:
+        # As the original: a pair whose second text has no tokens is packed as a single text.
+        tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else []
+        if tokens_b:
             truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)  # [CLS], [SEP], [SEP]
         else:
             tokens_a = tokens_a[: seq_length - 2]  # [CLS], [SEP]
         tokens = ["[CLS]", *tokens_a, "[SEP]"]
         input_type_ids = [0] * len(tokens)
-        if tokens_b is not None:
+        if tokens_b:
             tokens += [*tokens_b, "[SEP]"]
             input_type_ids += [1] * (len(tokens_b) + 1)
         input_ids = tokenizer.convert_tokens_to_ids(tokens)
