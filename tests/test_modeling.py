@@ -100,27 +100,26 @@ def test_padding_does_not_change_the_real_positions():
     np.testing.assert_allclose(a, b, atol=1e-6)
 
 
-def test_causal_attention_does_not_see_later_tokens():
-    encoder = BertEncoder(BertConfig(**tiny_config_dict()), causal=True)
+def outputs_before_and_after_changing_token_5(causal: bool) -> tuple[np.ndarray, np.ndarray]:
+    encoder = BertEncoder(BertConfig(**tiny_config_dict()), causal=causal)
     inputs = tiny_inputs(1, 8, 99)
     inputs["input_mask"][:] = 1
     changed = {k: v.copy() for k, v in inputs.items()}
     changed["input_ids"][0, 5] = (inputs["input_ids"][0, 5] % 98) + 1
-    a = np.asarray(encoder(inputs)["sequence_output"])
-    b = np.asarray(encoder(changed)["sequence_output"])
-    np.testing.assert_allclose(a[:, :5], b[:, :5], atol=1e-6)
-    assert np.max(np.abs(a[:, 5:] - b[:, 5:])) > 1e-3
+    before = np.asarray(encoder(inputs)["sequence_output"])
+    after = np.asarray(encoder(changed)["sequence_output"])
+    return before, after
+
+
+def test_causal_attention_does_not_see_later_tokens():
+    before, after = outputs_before_and_after_changing_token_5(causal=True)
+    np.testing.assert_allclose(before[:, :5], after[:, :5], atol=1e-6)
+    assert np.max(np.abs(before[:, 5:] - after[:, 5:])) > 1e-3
 
 
 def test_bidirectional_attention_sees_later_tokens():
-    encoder = BertEncoder(BertConfig(**tiny_config_dict()))
-    inputs = tiny_inputs(1, 8, 99)
-    inputs["input_mask"][:] = 1
-    changed = {k: v.copy() for k, v in inputs.items()}
-    changed["input_ids"][0, 5] = (inputs["input_ids"][0, 5] % 98) + 1
-    a = np.asarray(encoder(inputs)["sequence_output"])
-    b = np.asarray(encoder(changed)["sequence_output"])
-    assert np.max(np.abs(a[:, 0] - b[:, 0])) > 1e-3
+    before, after = outputs_before_and_after_changing_token_5(causal=False)
+    assert np.max(np.abs(before[:, 0] - after[:, 0])) > 1e-3
 
 
 def test_dropout_acts_only_in_training():
