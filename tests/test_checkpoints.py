@@ -177,3 +177,24 @@ def test_directory_resolves_to_its_checkpoint(tmp_path, oracle_checkpoint):
 def test_missing_checkpoint_is_named(tmp_path):
     with pytest.raises(InputError, match="nowhere/bert_model.ckpt: no checkpoint found"):
         resolve_checkpoint_path(tmp_path / "nowhere" / "bert_model.ckpt")
+
+
+def test_the_original_loading_path_reads_what_we_write(tmp_path, oracle_checkpoint):
+    # The original builds its graph with tf.compat.v1 variables named as in modeling.py and
+    # restores them with init_from_checkpoint(ckpt, {name: name}); do exactly that.
+    model = BertPretrainer(oracle_config())
+    load_original_checkpoint(model, oracle_checkpoint)
+    prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
+    expected = checkpoint_tensors(oracle_checkpoint)
+    graph = tf.Graph()
+    with graph.as_default():
+        variables = {
+            name: tf.compat.v1.get_variable(name, shape=value.shape, dtype=tf.float32)
+            for name, value in expected.items()
+        }
+        tf.compat.v1.train.init_from_checkpoint(prefix, {name: name for name in variables})
+        with tf.compat.v1.Session() as session:
+            session.run(tf.compat.v1.global_variables_initializer())
+            restored = session.run(variables)
+    for name, value in expected.items():
+        np.testing.assert_array_equal(restored[name], value, err_msg=name)
