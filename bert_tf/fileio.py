@@ -35,3 +35,15 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_open(path) as f:
         f.write(text)
+
+
+def read_lines(path: str | os.PathLike) -> Iterator[str]:
+    """Yields the lines of a text file as the original's `tf.gfile.GFile.readline` loop saw them.
+
+    As TensorFlow's reader: only "\\n" ends a line (kept at the end of each line) and every "\\r"
+    is dropped, even inside a line. Bytes that are not UTF-8 are dropped, as the original's
+    `convert_to_unicode(..., errors="ignore")` intends.
+    """
+    with open(path, "rb") as f:
+        for raw in f:
+            yield raw.replace(b"\r", b"").decode("utf-8", "ignore")

@@ -5,8 +5,11 @@ from __future__ import annotations
 import datetime
 import logging
 import time
+from collections.abc import Iterable, Iterator
+from typing import TypeVar
 
 logger = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 class Progress:
@@ -46,6 +49,12 @@ class Progress:
         if now - self.last >= self.every_seconds:
             self.last = now
             logger.info(self.line())
+
+    def counted(self, items: Iterable[T]) -> Iterator[T]:
+        """Yields `items`, counting each one."""
+        for item in items:
+            yield item
+            self.update(1)
 
     def finish(self) -> None:
         logger.info(self.line())

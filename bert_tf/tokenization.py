@@ -26,6 +26,7 @@ import unicodedata
 from collections.abc import Iterable, Mapping
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import read_lines
 
 # The released checkpoints whose vocabulary was built with / without lower-casing.
 _LOWER_CASED_MODELS = frozenset(
@@ -100,11 +101,8 @@ def load_vocab(vocab_file: str | os.PathLike[str]) -> collections.OrderedDict[st
     """
     vocab: collections.OrderedDict[str, int] = collections.OrderedDict()
     try:
-        # As the original's reader (TensorFlow's GFile): only "\n" ends a line, and every "\r" is
-        # dropped, even one inside a line.
-        with open(vocab_file, encoding="utf-8", newline="\n") as reader:
-            for index, line in enumerate(reader):
-                vocab[line.replace("\r", "").strip()] = index
+        for index, line in enumerate(read_lines(vocab_file)):
+            vocab[line.strip()] = index
     except FileNotFoundError:
         raise InputError(
             f"vocab file {os.fspath(vocab_file)!r} not found: expected a vocab file with one "

@@ -1,0 +1,86 @@
+"""Creates the masked-LM / next-sentence pre-training TFRecords (the original's script and flags).
+
+    python create_pretraining_data.py --input_file=sample_data/sample_text.txt \
+      --output_file=/tmp/tf_examples.tfrecord --vocab_file=sample_data/vocab.txt \
+      --do_lower_case=True --max_seq_length=128 --max_predictions_per_seq=20 \
+      --masked_lm_prob=0.15 --random_seed=12345 --dupe_factor=5
+
+For the same flags and inputs the records equal the original's, record by record.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+
+from absl import flags
+
+from bert_tf import cli
+from bert_tf.errors import InputError
+from bert_tf.pretraining.documents import expand_input_files
+from bert_tf.pretraining.generate import create_pretraining_data
+from bert_tf.pretraining.instances import GeneratorOptions
+from bert_tf.tokenization import FullTokenizer
+
+FLAGS = flags.FLAGS
+
+flags.DEFINE_string(
+    "input_file", None, "Input raw text file (or comma-separated list of files, globs allowed)."
+)
+flags.DEFINE_string(
+    "output_file", None, "Output TF example file (or comma-separated list of files)."
+)
+flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
+flags.DEFINE_bool(
+    "do_lower_case", True, "Lower-case the input: True for uncased models, False for cased ones."
+)
+flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words instead of single WordPieces.")
+flags.DEFINE_bool(
+    "per_word_mask_decision",
+    False,
+    "With --do_whole_word_mask: one 80/10/10 decision per word instead of per WordPiece (the "
+    "original decides per WordPiece; google-research/bert#910).",
+)
+flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
+flags.DEFINE_integer(
+    "max_predictions_per_seq", 20, "Maximum number of masked LM predictions per sequence."
+)
+flags.DEFINE_integer("random_seed", 12345, "Random seed for data generation.")
+flags.DEFINE_integer(
+    "dupe_factor", 10, "Number of times to duplicate the input data (with different masks)."
+)
+flags.DEFINE_float("masked_lm_prob", 0.15, "Masked LM probability.")
+flags.DEFINE_float(
+    "short_seq_prob", 0.1, "Probability of creating sequences shorter than the maximum length."
+)
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    for name in ("input_file", "output_file", "vocab_file"):
+        if not getattr(FLAGS, name):
+            raise InputError(f"--{name} is required")
+    options = GeneratorOptions(
+        max_seq_length=FLAGS.max_seq_length,
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        dupe_factor=FLAGS.dupe_factor,
+        masked_lm_prob=FLAGS.masked_lm_prob,
+        short_seq_prob=FLAGS.short_seq_prob,
+        do_whole_word_mask=FLAGS.do_whole_word_mask,
+        whole_word_mask_per_word_decision=FLAGS.per_word_mask_decision,
+    )
+    input_files = expand_input_files(FLAGS.input_file)
+    output_files = FLAGS.output_file.split(",")
+    for path in output_files:
+        directory = os.path.dirname(path) or "."
+        if not os.path.isdir(directory):
+            raise InputError(f"--output_file={path}: the directory {directory} does not exist")
+    tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+    count = create_pretraining_data(
+        input_files, output_files, tokenizer, options, random_seed=FLAGS.random_seed
+    )
+    logging.info("Wrote %d records to %s", count, ", ".join(output_files))
+
+
+if __name__ == "__main__":
+    cli.run(main)

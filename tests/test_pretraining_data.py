@@ -1,0 +1,233 @@
+"""create_pretraining_data reproduces the original's records, record by record and in order."""
+
+from __future__ import annotations
+
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import pytest
+from conftest import FIXTURES, ORACLE_FIXTURES, REPO, SAMPLE_DATA
+
+from bert_tf.errors import InputError
+from bert_tf.pretraining.documents import expand_input_files, read_documents
+from bert_tf.pretraining.generate import create_pretraining_data
+from bert_tf.pretraining.instances import (
+    GeneratorOptions,
+    TrainingInstance,
+    create_instances_from_document,
+    truncate_seq_pair,
+)
+from bert_tf.pretraining.masking import MaskingVocab, create_masked_lm_predictions
+from bert_tf.pretraining.records import read_records, write_instances
+from bert_tf.tokenization import FullTokenizer
+
+
+def read_flags(path: Path) -> dict[str, str]:
+    """flags/NAME.txt: the exact `--name=value` flags the original was run with."""
+    return dict(line.strip()[2:].split("=", 1) for line in path.read_text().splitlines() if line)
+
+
+def generate_as_the_original_did(flags: dict[str, str], resolve, output_dir: Path) -> list[Path]:
+    """Runs our generator with the original's flags; `resolve` maps its relative paths."""
+    tokenizer = FullTokenizer(
+        resolve(flags["vocab_file"]), do_lower_case=flags.get("do_lower_case") == "True"
+    )
+    options = GeneratorOptions(
+        max_seq_length=int(flags["max_seq_length"]),
+        max_predictions_per_seq=int(flags["max_predictions_per_seq"]),
+        dupe_factor=int(flags["dupe_factor"]),
+        masked_lm_prob=float(flags.get("masked_lm_prob", 0.15)),
+        short_seq_prob=float(flags.get("short_seq_prob", 0.1)),
+        do_whole_word_mask=flags.get("do_whole_word_mask") == "True",
+    )
+    inputs = [resolve(p) for p in flags["input_file"].split(",")]
+    outputs = [output_dir / name for name in flags["output_file"].split(",")]
+    create_pretraining_data(
+        inputs, [str(p) for p in outputs], tokenizer, options, int(flags["random_seed"])
+    )
+    return outputs
+
+
+def assert_same_records(ours: Path, theirs: Path, flags: dict[str, str]) -> None:
+    sizes = int(flags["max_seq_length"]), int(flags["max_predictions_per_seq"])
+    mine, original = read_records(str(ours), *sizes), read_records(str(theirs), *sizes)
+    assert len(mine) == len(original)
+    for index, (a, b) in enumerate(zip(mine, original, strict=True)):
+        for name in b:
+            np.testing.assert_array_equal(a[name], b[name], err_msg=f"record {index}: {name}")
+
+
+def test_cased_records_equal_the_originals(tmp_path):
+    # The project's own copy of the oracle's small case: sample_text.txt, cased, 64 tokens.
+    oracle = ORACLE_FIXTURES / "pretraining"
+    flags = read_flags(oracle / "flags" / "cased.txt")
+    files = {
+        "corpus/sample_text.txt": SAMPLE_DATA / "sample_text.txt",
+        "../vocab/cased_test_vocab.txt": FIXTURES / "tokenization" / "cased_test_vocab.txt",
+    }
+    [ours] = generate_as_the_original_did(flags, lambda p: str(files[p]), tmp_path)
+    assert_same_records(ours, oracle / "cased.tfrecord", flags)
+
+
+@pytest.mark.parametrize("name", ["seq128", "wwm", "seq512", "sharded"])
+def test_records_equal_the_originals(name, shared_oracle, tmp_path):
+    folder = shared_oracle / "pretraining"
+    flags = read_flags(folder / "flags" / f"{name}.txt")
+    outputs = generate_as_the_original_did(flags, lambda p: str(folder / p), tmp_path)
+    for ours in outputs:
+        assert_same_records(ours, folder / ours.name, flags)
+
+
+# --- The algorithm's rules, one by one -----------------------------------------------------------
+
+VOCAB = {t: i for i, t in enumerate(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "a", "##b"])}
+
+
+def test_truncation_removes_from_the_longer_side_at_either_end():
+    a, b = list(range(10)), [100, 101]
+    truncate_seq_pair(a, b, 6, random.Random(0))
+    assert len(a) == 4 and b == [100, 101]
+    assert a == sorted(a) and set(a) <= set(range(10))
+    # With ties B is the one shortened.
+    a, b = [1, 2], [3, 4]
+    truncate_seq_pair(a, b, 3, random.Random(0))
+    assert a == [1, 2] and len(b) == 1
+
+
+def test_num_to_predict_counts_cls_and_sep_and_rounds_half_to_even():
+    vocab = MaskingVocab(VOCAB)
+    tokens = [2] + [5] * 8 + [3]  # 10 tokens * 0.25 = 2.5 -> 2 (banker's rounding)
+    _, positions, _ = create_masked_lm_predictions(tokens, 0.25, 20, vocab, random.Random(1))
+    assert len(positions) == 2
+    tokens = [2] + [5] * 12 + [3]  # 14 * 0.25 = 3.5 -> 4
+    _, positions, _ = create_masked_lm_predictions(tokens, 0.25, 20, vocab, random.Random(1))
+    assert len(positions) == 4
+    assert 0 not in positions and 13 not in positions  # never [CLS] or [SEP]
+
+
+def test_labels_are_the_original_tokens_and_replacements_follow_80_10_10():
+    vocab = MaskingVocab(VOCAB)
+    rng = random.Random(3)
+    counts = {"mask": 0, "same": 0, "other": 0}
+    for _ in range(2000):
+        tokens = [2, 5, 5, 5, 5, 5, 3]
+        output, positions, labels = create_masked_lm_predictions(tokens, 0.15, 20, vocab, rng)
+        assert labels == [5] * len(positions)
+        for p in positions:
+            kind = "mask" if output[p] == 4 else "same" if output[p] == 5 else "other"
+            counts[kind] += 1
+    total = sum(counts.values())
+    assert counts["mask"] / total == pytest.approx(0.8, abs=0.03)
+    # A random word can be the same token, so "same" is a little above 10%.
+    assert counts["same"] / total == pytest.approx(0.1 + 0.1 / len(VOCAB), abs=0.03)
+
+
+def test_whole_word_masking_takes_every_piece_of_a_word():
+    vocab = MaskingVocab(VOCAB, do_whole_word_mask=True)
+    tokens = [2, 5, 6, 6, 5, 6, 3]  # words: (1, 2, 3) and (4, 5)
+    for seed in range(20):
+        _, positions, _ = create_masked_lm_predictions(tokens, 0.5, 20, vocab, random.Random(seed))
+        assert positions in ([1, 2, 3], [4, 5], [1, 2, 3, 4, 5][: len(positions)])
+
+
+def test_per_word_decision_treats_all_pieces_of_a_word_alike():
+    vocab = MaskingVocab(VOCAB, do_whole_word_mask=True)
+    vocab.random_word_ids = [5]  # so that the three outcomes are told apart: 4, 6 or 5
+    tokens = [2, 6, 6, 6, 6, 6, 3]  # one word: "##b" pieces join the first candidate
+    outcomes = set()
+    for seed in range(200):
+        output, positions, _ = create_masked_lm_predictions(
+            tokens, 0.9, 20, vocab, random.Random(seed), per_word_decision=True
+        )
+        replaced = {output[p] for p in positions}
+        assert len(replaced) == 1  # [MASK], kept or random: the same for every piece
+        outcomes |= replaced
+    assert outcomes == {4, 5, 6}
+
+
+def test_one_segment_chunk_is_always_a_random_next_labelled_1(tmp_path):
+    # Two one-line documents: every chunk has one segment, so every B is a random next.
+    documents = [[[5, 5, 5]], [[6, 6]]]
+    options = GeneratorOptions(max_seq_length=16, dupe_factor=1, short_seq_prob=0.0)
+    instances = list(
+        create_instances_from_document(documents, 0, options, MaskingVocab(VOCAB), random.Random(0))
+    )
+    assert [i.is_random_next for i in instances] == [True]
+    [record] = write_and_read(instances, tmp_path, options)
+    assert record["next_sentence_labels"].tolist() == [1]
+    assert record["segment_ids"][:7].tolist() == [0, 0, 0, 0, 0, 1, 1]
+
+
+def write_and_read(instances: list[TrainingInstance], tmp_path: Path, options) -> list[dict]:
+    path = str(tmp_path / "out.tfrecord")
+    write_instances(instances, [path], options.max_seq_length, options.max_predictions_per_seq)
+    return read_records(path, options.max_seq_length, options.max_predictions_per_seq)
+
+
+def test_a_failed_write_leaves_no_file(tmp_path):
+    def instances():
+        yield TrainingInstance(
+            np.array([2, 5, 3, 6, 3], np.int32), 3, np.array([1]), np.array([5]), False
+        )
+        raise RuntimeError("killed")
+
+    with pytest.raises(RuntimeError):
+        write_instances(instances(), [str(tmp_path / "a"), str(tmp_path / "b")], 8, 2)
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_blank_lines_split_documents_and_bad_bytes_are_dropped(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"a b\r\n\xffa\n\n\n\x00\nb\n")
+    tokenizer = FullTokenizer(SAMPLE_DATA / "vocab.txt")
+    documents = read_documents([str(path)], tokenizer)
+    a, b = tokenizer.vocab["a"], tokenizer.vocab["b"]
+    assert documents == [[[a, b], [a]], [[b]]]
+
+
+def test_missing_input_pattern_is_named(tmp_path):
+    with pytest.raises(InputError, match="no file matches"):
+        expand_input_files(f"{SAMPLE_DATA / 'sample_text.txt'},{tmp_path / 'nope*.txt'}")
+
+
+def run_script(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "create_pretraining_data.py", *args],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
+
+@pytest.mark.parametrize(
+    "flags, fragments",
+    [
+        (["--input_file=nope.txt"], ["--input_file=nope.txt", "no file matches"]),
+        (["--max_predictions_per_seq=200"], ["--max_predictions_per_seq=200", "expected 1 to"]),
+        (["--output_file=/nonexistent/x.tfrecord"], ["/nonexistent", "does not exist"]),
+        (["--input_file=EMPTY"], ["no tokens"]),
+    ],
+)
+def test_bad_input_is_one_error_line(flags, fragments, tmp_path):
+    empty = tmp_path / "empty.txt"
+    empty.write_text("\n\n")
+    defaults = {
+        "--input_file": str(SAMPLE_DATA / "sample_text.txt"),
+        "--output_file": str(tmp_path / "out.tfrecord"),
+        "--vocab_file": str(SAMPLE_DATA / "vocab.txt"),
+    }
+    for flag in flags:
+        name, value = flag.split("=", 1)
+        defaults[name] = str(empty) if value == "EMPTY" else value
+    result = run_script(*(f"{k}={v}" for k, v in defaults.items()))
+    assert result.returncode == 1
+    last = result.stderr.strip().splitlines()[-1]
+    assert last.startswith("create_pretraining_data.py: error: ")
+    assert "Traceback" not in result.stderr
+    for fragment in fragments:
+        assert fragment in last
+    assert not (tmp_path / "out.tfrecord").exists()
