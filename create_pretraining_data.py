@@ -18,7 +18,10 @@ from absl import flags
 from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.pretraining.documents import expand_input_files
-from bert_tf.pretraining.generate import create_pretraining_data
+from bert_tf.pretraining.generate import (
+    create_pretraining_data,
+    create_pretraining_data_per_file,
+)
 from bert_tf.pretraining.instances import GeneratorOptions
 from bert_tf.tokenization import FullTokenizer
 
@@ -40,6 +43,13 @@ flags.DEFINE_bool(
     False,
     "With --do_whole_word_mask: one 80/10/10 decision per word instead of per WordPiece (the "
     "original decides per WordPiece; google-research/bert#910).",
+)
+flags.DEFINE_integer(
+    "num_workers",
+    None,
+    "Beyond the original: generate each input file on its own, in this many processes. File i "
+    "goes to OUTPUT_FILE-0000i-of-N and equals the original's output for that file alone with "
+    "--random_seed=RANDOM_SEED+i. Unset: the original's single run over all files.",
 )
 flags.DEFINE_integer("max_seq_length", 128, "Maximum sequence length.")
 flags.DEFINE_integer(
@@ -75,10 +85,27 @@ def main(argv: list[str]) -> None:
         directory = os.path.dirname(path) or "."
         if not os.path.isdir(directory):
             raise InputError(f"--output_file={path}: the directory {directory} does not exist")
-    tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
-    count = create_pretraining_data(
-        input_files, output_files, tokenizer, options, random_seed=FLAGS.random_seed
-    )
+    if FLAGS.num_workers is not None:
+        if FLAGS.num_workers < 1 or len(output_files) != 1:
+            raise InputError(
+                f"--num_workers={FLAGS.num_workers} needs a positive count and one "
+                f"--output_file (the shards' prefix), got {FLAGS.output_file}"
+            )
+        FullTokenizer(FLAGS.vocab_file)  # fails here, once, if the vocab is bad
+        count = create_pretraining_data_per_file(
+            input_files,
+            output_files[0],
+            FLAGS.vocab_file,
+            FLAGS.do_lower_case,
+            options,
+            random_seed=FLAGS.random_seed,
+            num_workers=FLAGS.num_workers,
+        )
+    else:
+        tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+        count = create_pretraining_data(
+            input_files, output_files, tokenizer, options, random_seed=FLAGS.random_seed
+        )
     logging.info("Wrote %d records to %s", count, ", ".join(output_files))
 
 

@@ -12,8 +12,13 @@ import pytest
 from conftest import FIXTURES, ORACLE_FIXTURES, REPO, SAMPLE_DATA
 
 from bert_tf.errors import InputError
+from bert_tf.pretraining.dataset import read_records
 from bert_tf.pretraining.documents import expand_input_files, read_documents
-from bert_tf.pretraining.generate import create_pretraining_data
+from bert_tf.pretraining.generate import (
+    create_pretraining_data,
+    create_pretraining_data_per_file,
+    shard_path,
+)
 from bert_tf.pretraining.instances import (
     GeneratorOptions,
     TrainingInstance,
@@ -21,7 +26,7 @@ from bert_tf.pretraining.instances import (
     truncate_seq_pair,
 )
 from bert_tf.pretraining.masking import MaskingVocab, create_masked_lm_predictions
-from bert_tf.pretraining.records import read_records, write_instances
+from bert_tf.pretraining.records import write_instances
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -231,3 +236,50 @@ def test_bad_input_is_one_error_line(flags, fragments, tmp_path):
     for fragment in fragments:
         assert fragment in last
     assert not (tmp_path / "out.tfrecord").exists()
+
+
+# --- Per-file mode (--num_workers), beyond the original --------------------------------------
+
+
+@pytest.fixture(scope="module")
+def two_files(tmp_path_factory) -> list[str]:
+    """sample_text.txt cut into two corpus files at a document boundary."""
+    folder = tmp_path_factory.mktemp("corpus")
+    text = (SAMPLE_DATA / "sample_text.txt").read_text(encoding="utf-8")
+    first, second = text.split("\n\n", 1)
+    paths = [folder / "a.txt", folder / "b.txt"]
+    paths[0].write_text(first + "\n", encoding="utf-8")
+    paths[1].write_text(second, encoding="utf-8")
+    return [str(p) for p in paths]
+
+
+PER_FILE_OPTIONS = GeneratorOptions(max_seq_length=64, max_predictions_per_seq=10, dupe_factor=2)
+
+
+def test_each_shard_equals_a_single_run_on_its_file_with_seed_plus_index(two_files, tmp_path):
+    vocab_file = str(SAMPLE_DATA / "vocab.txt")
+    prefix = str(tmp_path / "per_file.tfrecord")
+    total = create_pretraining_data_per_file(
+        two_files, prefix, vocab_file, True, PER_FILE_OPTIONS, random_seed=7, num_workers=1
+    )
+    tokenizer = FullTokenizer(vocab_file)
+    counted = 0
+    for index, input_file in enumerate(two_files):
+        alone = str(tmp_path / f"alone-{index}.tfrecord")
+        create_pretraining_data([input_file], [alone], tokenizer, PER_FILE_OPTIONS, 7 + index)
+        shard = shard_path(prefix, index, 2)
+        assert Path(shard).read_bytes() == Path(alone).read_bytes()
+        counted += len(read_records(shard, 64, 10))
+    assert counted == total > 0
+
+
+def test_shards_do_not_depend_on_the_number_of_workers(two_files, tmp_path):
+    vocab_file = str(SAMPLE_DATA / "vocab.txt")
+    shards = {}
+    for workers in (1, 2):
+        prefix = str(tmp_path / f"w{workers}.tfrecord")
+        create_pretraining_data_per_file(
+            two_files, prefix, vocab_file, True, PER_FILE_OPTIONS, num_workers=workers
+        )
+        shards[workers] = [Path(shard_path(prefix, i, 2)).read_bytes() for i in range(2)]
+    assert shards[1] == shards[2]

@@ -1,4 +1,7 @@
-"""The pre-training TFRecords: the original's features, names, dtypes and padding."""
+"""Writing the pre-training TFRecords: the original's features, names, dtypes and padding.
+
+TensorFlow is not imported here (see bert_tf.tfrecord); `dataset` reads the records back.
+"""
 
 from __future__ import annotations
 
@@ -7,24 +10,9 @@ import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
-import tensorflow as tf
 
 from bert_tf.pretraining.instances import TrainingInstance
-
-
-def feature_spec(max_seq_length: int, max_predictions_per_seq: int) -> dict:
-    """`tf.io.parse_single_example` spec of a record (what run_pretraining reads)."""
-    seq = tf.io.FixedLenFeature([max_seq_length], tf.int64)
-    predictions = tf.io.FixedLenFeature([max_predictions_per_seq], tf.int64)
-    return {
-        "input_ids": seq,
-        "input_mask": seq,
-        "segment_ids": seq,
-        "masked_lm_positions": predictions,
-        "masked_lm_ids": predictions,
-        "masked_lm_weights": tf.io.FixedLenFeature([max_predictions_per_seq], tf.float32),
-        "next_sentence_labels": tf.io.FixedLenFeature([1], tf.int64),
-    }
+from bert_tf.tfrecord import TFRecordWriter, encode_example
 
 
 def instance_features(
@@ -62,16 +50,11 @@ def instance_features(
 def serialize_instance(
     instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int
 ) -> bytes:
-    features = {}
-    for name, values in instance_features(
-        instance, max_seq_length, max_predictions_per_seq
-    ).items():
-        if values.dtype == np.float32:
-            features[name] = tf.train.Feature(float_list=tf.train.FloatList(value=values))
-        else:
-            features[name] = tf.train.Feature(int64_list=tf.train.Int64List(value=values))
-    example = tf.train.Example(features=tf.train.Features(feature=features))
-    return example.SerializeToString()
+    """The serialized tf.train.Example of one instance."""
+    features = instance_features(instance, max_seq_length, max_predictions_per_seq)
+    weights = features.pop("masked_lm_weights")
+    ints = {name: values.tolist() for name, values in features.items()}
+    return encode_example(ints, {"masked_lm_weights": weights})
 
 
 def write_instances(
@@ -88,11 +71,14 @@ def write_instances(
     count = 0
     try:
         with contextlib.ExitStack() as stack:
-            writers = [stack.enter_context(tf.io.TFRecordWriter(tmp)) for tmp in tmp_files]
+            files = [stack.enter_context(open(tmp, "wb")) for tmp in tmp_files]
+            writers = [TFRecordWriter(f) for f in files]
             for count, instance in enumerate(instances, start=1):
                 writers[(count - 1) % len(writers)].write(
                     serialize_instance(instance, max_seq_length, max_predictions_per_seq)
                 )
+            for writer in writers:
+                writer.flush()
         for tmp, path in zip(tmp_files, output_files, strict=True):
             os.replace(tmp, path)
     except BaseException:
@@ -101,12 +87,3 @@ def write_instances(
                 os.remove(tmp)
         raise
     return count
-
-
-def read_records(path: str, max_seq_length: int, max_predictions_per_seq: int) -> list[dict]:
-    """Parses every record of a file into numpy feature dicts (for tests and inspection)."""
-    spec = feature_spec(max_seq_length, max_predictions_per_seq)
-    return [
-        {name: value.numpy() for name, value in tf.io.parse_single_example(record, spec).items()}
-        for record in tf.data.TFRecordDataset(path)
-    ]
