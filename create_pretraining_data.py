@@ -101,6 +101,7 @@ def main(argv: list[str]) -> None:
             random_seed=FLAGS.random_seed,
             num_workers=FLAGS.num_workers,
         )
+        output_files = [f"{output_files[0]}-*-of-{len(input_files):05d}"]
     else:
         tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
         count = create_pretraining_data(

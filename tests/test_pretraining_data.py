@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 import subprocess
 import sys
@@ -283,3 +284,18 @@ def test_shards_do_not_depend_on_the_number_of_workers(two_files, tmp_path):
         )
         shards[workers] = [Path(shard_path(prefix, i, 2)).read_bytes() for i in range(2)]
     assert shards[1] == shards[2]
+
+
+def test_two_phase_script_writes_128_and_512_token_data(tmp_path):
+    env = {**os.environ, "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ["PATH"]}
+    result = subprocess.run(
+        ["bash", "scripts/create_pretraining_data_two_phases.sh",
+         str(SAMPLE_DATA / "sample_text.txt"), str(tmp_path), "", "1"],
+        cwd=REPO, env=env, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for folder, sizes in (("phase1_seq128", (128, 20)), ("phase2_seq512", (512, 80))):
+        [shard] = (tmp_path / folder).iterdir()
+        assert shard.name == "part.tfrecord-00000-of-00001"
+        records = read_records(str(shard), *sizes)
+        assert records and records[0]["input_ids"].shape == (sizes[0],)
