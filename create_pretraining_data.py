@@ -17,10 +17,11 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.pretraining.documents import expand_input_files
+from bert_tf.pretraining.documents import documents_from_texts, expand_input_files, tfds_texts
 from bert_tf.pretraining.generate import (
     create_pretraining_data,
     create_pretraining_data_per_file,
+    write_pretraining_data,
 )
 from bert_tf.pretraining.instances import GeneratorOptions
 from bert_tf.tokenization import FullTokenizer
@@ -33,6 +34,15 @@ flags.DEFINE_string(
 flags.DEFINE_string(
     "output_file", None, "Output TF example file (or comma-separated list of files)."
 )
+flags.DEFINE_string(
+    "tfds_name",
+    None,
+    "Beyond the original, instead of --input_file: an already-prepared tensorflow-datasets text "
+    "set (e.g. wikipedia/20230601.en); each example is a document, split into sentences.",
+)
+flags.DEFINE_string("tfds_split", "train", "With --tfds_name: the split (slices allowed).")
+flags.DEFINE_string("tfds_data_dir", None, "With --tfds_name: the tensorflow-datasets data_dir.")
+flags.DEFINE_string("tfds_text_key", "text", "With --tfds_name: the field holding the text.")
 flags.DEFINE_string("vocab_file", None, "The vocabulary file that the BERT model was trained on.")
 flags.DEFINE_bool(
     "do_lower_case", True, "Lower-case the input: True for uncased models, False for cased ones."
@@ -67,9 +77,11 @@ flags.DEFINE_float(
 
 def main(argv: list[str]) -> None:
     del argv
-    for name in ("input_file", "output_file", "vocab_file"):
+    for name in ("output_file", "vocab_file"):
         if not getattr(FLAGS, name):
             raise InputError(f"--{name} is required")
+    if bool(FLAGS.input_file) == bool(FLAGS.tfds_name):
+        raise InputError("give exactly one of --input_file and --tfds_name")
     options = GeneratorOptions(
         max_seq_length=FLAGS.max_seq_length,
         max_predictions_per_seq=FLAGS.max_predictions_per_seq,
@@ -79,13 +91,24 @@ def main(argv: list[str]) -> None:
         do_whole_word_mask=FLAGS.do_whole_word_mask,
         whole_word_mask_per_word_decision=FLAGS.per_word_mask_decision,
     )
-    input_files = expand_input_files(FLAGS.input_file)
     output_files = FLAGS.output_file.split(",")
     for path in output_files:
         directory = os.path.dirname(path) or "."
         if not os.path.isdir(directory):
             raise InputError(f"--output_file={path}: the directory {directory} does not exist")
-    if FLAGS.num_workers is not None:
+    if FLAGS.tfds_name:
+        tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+        texts = tfds_texts(
+            FLAGS.tfds_name, FLAGS.tfds_split, FLAGS.tfds_data_dir, FLAGS.tfds_text_key
+        )
+        documents = documents_from_texts(texts, tokenizer)
+        if not documents:
+            raise InputError(f"--tfds_name={FLAGS.tfds_name}: no tokens in {FLAGS.tfds_split}")
+        count = write_pretraining_data(
+            documents, output_files, tokenizer, options, random_seed=FLAGS.random_seed
+        )
+    elif FLAGS.num_workers is not None:
+        input_files = expand_input_files(FLAGS.input_file)
         if FLAGS.num_workers < 1 or len(output_files) != 1:
             raise InputError(
                 f"--num_workers={FLAGS.num_workers} needs a positive count and one "
@@ -103,6 +126,7 @@ def main(argv: list[str]) -> None:
         )
         output_files = [f"{output_files[0]}-*-of-{len(input_files):05d}"]
     else:
+        input_files = expand_input_files(FLAGS.input_file)
         tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
         count = create_pretraining_data(
             input_files, output_files, tokenizer, options, random_seed=FLAGS.random_seed

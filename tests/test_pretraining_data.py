@@ -14,7 +14,13 @@ from conftest import FIXTURES, ORACLE_FIXTURES, REPO, SAMPLE_DATA
 
 from bert_tf.errors import InputError
 from bert_tf.pretraining.dataset import read_records
-from bert_tf.pretraining.documents import expand_input_files, read_documents
+from bert_tf.pretraining.documents import (
+    documents_from_texts,
+    expand_input_files,
+    read_documents,
+    split_sentences,
+    tfds_texts,
+)
 from bert_tf.pretraining.generate import (
     create_pretraining_data,
     create_pretraining_data_per_file,
@@ -299,3 +305,38 @@ def test_two_phase_script_writes_128_and_512_token_data(tmp_path):
         assert shard.name == "part.tfrecord-00000-of-00001"
         records = read_records(str(shard), *sizes)
         assert records and records[0]["input_ids"].shape == (sizes[0],)
+
+
+# --- Text from tensorflow-datasets, beyond the original -------------------------------------
+
+
+def test_sentence_splitter_splits_at_sentence_ends_and_lines():
+    text = 'He left. "Why?" she asked! It cost 3.5 dollars.\nNew paragraph 2 here'
+    assert split_sentences(text) == [
+        "He left.",
+        '"Why?" she asked!',
+        "It cost 3.5 dollars.",
+        "New paragraph 2 here",
+    ]
+
+
+def test_each_text_is_a_document_of_sentences():
+    tokenizer = FullTokenizer(SAMPLE_DATA / "vocab.txt")
+    documents = documents_from_texts(["The cat sat. The dog ran.", "", "Hello."], tokenizer)
+    v = tokenizer.vocab
+    assert documents == [
+        [[v["the"], v["cat"], v["sat"], v["."]], [v["the"], v["dog"], v["ran"], v["."]]],
+        [[v["hello"], v["."]]],
+    ]
+
+
+def test_reads_a_prepared_tfds_text_set(tmp_path):
+    tfds = pytest.importorskip("tensorflow_datasets")
+    with tfds.testing.mock_data(num_examples=4):
+        texts = list(tfds_texts("wikipedia/20230601.en", "train", None, "text"))
+    assert len(texts) == 4 and all(isinstance(t, str) for t in texts)
+
+
+def test_a_tfds_set_not_prepared_here_is_named(tmp_path):
+    with pytest.raises(InputError, match="--tfds_name=wikipedia/20230601.en"):
+        next(tfds_texts("wikipedia/20230601.en", "train", str(tmp_path), "text"))

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import glob
 import os
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Iterator, Sequence
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
@@ -48,3 +49,48 @@ def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list
             if tokens:
                 documents[-1].append([vocab[token] for token in tokens])
     return [document for document in documents if document]
+
+
+# A sentence ends at . ! or ? (and any closing quotes or brackets) followed by whitespace and a
+# capital, a digit or an opening quote. Simple, and wrong for "Dr. Smith": corpora prepared
+# one sentence per line (the original's input format) need no splitter at all.
+_SENTENCE_END = re.compile(r"([.!?][\"\u201d\u2019)\]]*)\s+(?=[\"\u201c\u2018(\[]?[A-Z0-9])")
+
+
+def split_sentences(text: str) -> list[str]:
+    """Lines, then sentences within each line; empty pieces dropped."""
+    sentences = []
+    for line in text.split("\n"):
+        sentences += [s.strip() for s in _SENTENCE_END.sub("\\1\n", line).split("\n")]
+    return [s for s in sentences if s]
+
+
+def documents_from_texts(texts: Iterable[str], tokenizer: FullTokenizer) -> list[Document]:
+    """One document per text (an article, say), one segment per sentence."""
+    vocab = tokenizer.vocab
+    documents = []
+    for text in texts:
+        segments = [tokenizer.tokenize(sentence) for sentence in split_sentences(text)]
+        document = [[vocab[token] for token in tokens] for tokens in segments if tokens]
+        if document:
+            documents.append(document)
+    return documents
+
+
+def tfds_texts(name: str, split: str, data_dir: str | None, text_key: str) -> Iterator[str]:
+    """The `text_key` field of every example of an already-prepared tensorflow-datasets set."""
+    import tensorflow_datasets as tfds
+
+    try:
+        dataset = tfds.load(name, split=split, data_dir=data_dir, download=False)
+    except Exception as e:  # tfds raises several types for a set that is not prepared here
+        raise InputError(
+            f"--tfds_name={name} --tfds_split={split}: cannot load it without downloading "
+            f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
+        ) from None
+    if text_key not in dataset.element_spec:
+        raise InputError(
+            f"--tfds_text_key={text_key}: {name} has the fields {sorted(dataset.element_spec)}"
+        )
+    for example in dataset.as_numpy_iterator():
+        yield example[text_key].decode("utf-8", "ignore")

@@ -10,7 +10,7 @@ import random
 from collections.abc import Sequence
 
 from bert_tf.errors import InputError
-from bert_tf.pretraining.documents import read_documents
+from bert_tf.pretraining.documents import Document, read_documents
 from bert_tf.pretraining.instances import GeneratorOptions, create_training_instances
 from bert_tf.pretraining.records import write_instances
 from bert_tf.progress import Progress
@@ -52,11 +52,23 @@ def create_pretraining_data(
     written round-robin to `output_files`. Returns the number of records written.
     """
     check_options(options)
-    rng = random.Random(random_seed)
     documents = read_documents(input_files, tokenizer)
     if not documents:
         raise InputError(f"--input_file: no tokens in {', '.join(input_files)}")
     logger.info("Read %d documents from %d files", len(documents), len(input_files))
+    return write_pretraining_data(documents, output_files, tokenizer, options, random_seed)
+
+
+def write_pretraining_data(
+    documents: list[Document],
+    output_files: Sequence[str],
+    tokenizer: FullTokenizer,
+    options: GeneratorOptions,
+    random_seed: int = 12345,
+) -> int:
+    """Instances of `documents` (shuffled in place) written round-robin to `output_files`."""
+    check_options(options)
+    rng = random.Random(random_seed)
     instances = create_training_instances(documents, tokenizer.vocab, options, rng)
     progress = Progress("create_pretraining_data", len(instances), "records")
     count = write_instances(
