@@ -14,6 +14,7 @@ import numpy as np
 
 from bert_tf.pretraining.documents import Document
 from bert_tf.pretraining.masking import MaskingVocab, create_masked_lm_predictions
+from bert_tf.progress import Progress
 
 
 @dataclasses.dataclass(frozen=True)
@@ -150,6 +151,9 @@ def create_training_instances(
     masking_vocab = MaskingVocab(vocab, options.do_whole_word_mask)
     rng.shuffle(documents)
     instances = []
+    progress = Progress(
+        "create_training_instances", options.dupe_factor * len(documents), "documents"
+    )
     for _ in range(options.dupe_factor):
         for document_index in range(len(documents)):
             instances.extend(
@@ -157,5 +161,7 @@ def create_training_instances(
                     documents, document_index, options, masking_vocab, rng
                 )
             )
+            progress.update(1)
+    progress.finish()
     rng.shuffle(instances)
     return instances
