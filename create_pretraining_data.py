@@ -77,9 +77,7 @@ flags.DEFINE_float(
 
 def main(argv: list[str]) -> None:
     del argv
-    for name in ("output_file", "vocab_file"):
-        if not getattr(FLAGS, name):
-            raise InputError(f"--{name} is required")
+    cli.require(FLAGS, "output_file", "vocab_file")
     if bool(FLAGS.input_file) == bool(FLAGS.tfds_name):
         raise InputError("give exactly one of --input_file and --tfds_name")
     options = GeneratorOptions(

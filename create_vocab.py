@@ -15,7 +15,6 @@ import logging
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.vocab_builder import build_vocab, count_words
@@ -32,9 +31,7 @@ flags.DEFINE_integer(
 
 def main(argv: list[str]) -> None:
     del argv
-    for name in ("input_file", "output_file"):
-        if not getattr(FLAGS, name):
-            raise InputError(f"--{name} is required")
+    cli.require(FLAGS, "input_file", "output_file")
     counts = count_words(expand_input_files(FLAGS.input_file), FLAGS.do_lower_case)
     logging.info("Counted %d distinct words", len(counts))
     vocab = build_vocab(counts, FLAGS.vocab_size, lower_thresh=FLAGS.min_count)

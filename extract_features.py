@@ -61,9 +61,7 @@ flags.DEFINE_bool(
 
 
 def check_flags() -> BertConfig:
-    for name in ("input_file", "output_file", "bert_config_file", "vocab_file"):
-        if not getattr(FLAGS, name):
-            raise InputError(f"--{name} is required")
+    cli.require(FLAGS, "input_file", "output_file", "bert_config_file", "vocab_file")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise InputError(

@@ -25,3 +25,10 @@ def run(main: Callable[[list[str]], None]) -> None:
             sys.exit(1)
 
     app.run(guarded)
+
+
+def require(flag_values, *names: str) -> None:
+    """Raises `InputError` naming the first of the flags `names` left unset."""
+    for name in names:
+        if not getattr(flag_values, name):
+            raise InputError(f"--{name} is required")
