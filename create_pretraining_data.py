@@ -112,7 +112,6 @@ def main(argv: list[str]) -> None:
                 f"--num_workers={FLAGS.num_workers} needs a positive count and one "
                 f"--output_file (the shards' prefix), got {FLAGS.output_file}"
             )
-        FullTokenizer(FLAGS.vocab_file)  # fails here, once, if the vocab is bad
         count = create_pretraining_data_per_file(
             input_files,
             output_files[0],

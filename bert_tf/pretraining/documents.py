@@ -37,7 +37,6 @@ def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list
     but does not start a document either; only a line that is blank after `strip()` does.
     """
     documents: list[Document] = [[]]
-    vocab = tokenizer.vocab
     for path in input_files:
         if not os.path.isfile(path):
             raise InputError(f"--input_file: {path} is not a file")
@@ -47,7 +46,7 @@ def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list
                 documents.append([])
             tokens = tokenizer.tokenize(line)
             if tokens:
-                documents[-1].append([vocab[token] for token in tokens])
+                documents[-1].append(tokenizer.convert_tokens_to_ids(tokens))
     return [document for document in documents if document]
 
 
@@ -67,11 +66,10 @@ def split_sentences(text: str) -> list[str]:
 
 def documents_from_texts(texts: Iterable[str], tokenizer: FullTokenizer) -> list[Document]:
     """One document per text (an article, say), one segment per sentence."""
-    vocab = tokenizer.vocab
     documents = []
     for text in texts:
         segments = [tokenizer.tokenize(sentence) for sentence in split_sentences(text)]
-        document = [[vocab[token] for token in tokens] for tokens in segments if tokens]
+        document = [tokenizer.convert_tokens_to_ids(tokens) for tokens in segments if tokens]
         if document:
             documents.append(document)
     return documents

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import logging
 import multiprocessing
@@ -144,17 +145,12 @@ def create_pretraining_data_per_file(
     # Largest files first, so that no worker is left with a big file at the end.
     tasks = sorted(enumerate(input_files), key=lambda task: -os.path.getsize(task[1]))
     progress = Progress("create_pretraining_data", len(tasks), "files")
-    total = 0
-    if num_workers == 1:
-        results = map(work, tasks)
-        for records in results:
-            total += records
-            progress.update(1)
-    else:
-        # spawn, not fork: a fresh interpreter is safe whatever the parent has imported.
-        with multiprocessing.get_context("spawn").Pool(num_workers) as pool:
-            for records in pool.imap_unordered(work, tasks):
-                total += records
-                progress.update(1)
+    with contextlib.ExitStack() as stack:
+        mapper = map
+        if num_workers > 1:
+            # spawn, not fork: a fresh interpreter is safe whatever the parent has imported.
+            pool = multiprocessing.get_context("spawn").Pool(num_workers)
+            mapper = stack.enter_context(pool).imap_unordered
+        total = sum(progress.counted(mapper(work, tasks)))
     progress.finish()
     return total
