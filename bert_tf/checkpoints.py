@@ -218,3 +218,34 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
         f'model_checkpoint_path: "{base}"\nall_model_checkpoint_paths: "{base}"\n',
     )
     return prefix
+
+
+def is_original_checkpoint(checkpoint: str | os.PathLike) -> bool:
+    """Whether a checkpoint is name-based (the original's) rather than object-based (the
+    training checkpoints of bert_tf.training, which record Keras's object graph)."""
+    reader = tf.train.load_checkpoint(resolve_checkpoint_path(checkpoint))
+    return "_CHECKPOINTABLE_OBJECT_GRAPH" not in reader.get_variable_to_shape_map()
+
+
+def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
+    """Loads `model` (a `BertPretrainer` or `BertEncoder`) from either kind of checkpoint:
+    the original's names (see `load_original_checkpoint`) or a bert_tf training checkpoint
+    (`ckpt-<step>`, or its directory). Optimizer state is not loaded. Returns the prefix.
+
+    Raises:
+        InputError: no checkpoint there, or its variables do not fit the model.
+    """
+    prefix = resolve_checkpoint_path(checkpoint)
+    if is_original_checkpoint(prefix):
+        load_original_checkpoint(model, prefix)
+        return prefix
+    role = "model" if isinstance(model, BertPretrainer) else "encoder"
+    try:
+        tf.train.Checkpoint(**{role: model}).read(prefix).expect_partial()
+    except (ValueError, tf.errors.InvalidArgumentError, AssertionError) as e:
+        first_line = str(e).strip().splitlines()[0]
+        raise InputError(
+            f"{prefix}: the checkpoint does not fit the model built from the config "
+            f"({first_line}); does bert_config.json belong to this checkpoint?"
+        ) from None
+    return prefix

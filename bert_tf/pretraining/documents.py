@@ -16,12 +16,20 @@ Document = list[list[int]]
 
 
 def expand_input_files(input_file: str, flag: str = "--input_file") -> list[str]:
-    """Comma-separated patterns, each glob-expanded in order, as the original's flag."""
+    """Comma-separated patterns, each glob-expanded in order, as the original's flag.
+
+    Local paths use `glob` (no TensorFlow import); URLs (gs://, hdfs://) use `tf.io.gfile`.
+    """
     files: list[str] = []
     for pattern in input_file.split(","):
         if not pattern:
             continue
-        matches = sorted(glob.glob(pattern))
+        if "://" in pattern:
+            import tensorflow as tf
+
+            matches = sorted(tf.io.gfile.glob(pattern))
+        else:
+            matches = sorted(glob.glob(pattern))
         if not matches:
             raise InputError(f"{flag}={input_file}: no file matches {pattern}")
         files.extend(matches)

@@ -1,0 +1,66 @@
+"""Choosing the `tf.distribute` strategy the scripts run under.
+
+- one_device: the first GPU, else the CPU.
+- mirrored: synchronous data parallelism over `num_gpus` GPUs of this machine. On a machine
+  without GPUs it runs `num_gpus` replicas on logical CPU devices, which exercises the same
+  code path (used by the tests; not faster).
+- multi_worker_mirrored: several machines (or processes), each described by TF_CONFIG.
+- tpu: a Cloud TPU, found as the original finds it (tpu_name / tpu_zone / gcp_project).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import tensorflow as tf
+
+STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
+
+
+def get_strategy(
+    distribution_strategy: str = "one_device",
+    num_gpus: int = 1,
+    tpu_name: str | None = None,
+    tpu_zone: str | None = None,
+    gcp_project: str | None = None,
+) -> tf.distribute.Strategy:
+    """Builds the strategy; call it before TensorFlow runs anything (logical devices are
+    fixed at first use)."""
+    if distribution_strategy not in STRATEGIES:
+        raise ValueError(
+            f"distribution_strategy={distribution_strategy!r}; expected one of {list(STRATEGIES)}"
+        )
+    if distribution_strategy == "tpu":
+        # The original's path: resolve, connect, initialize, then a TPUStrategy (untested here).
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+            tpu=tpu_name or "", zone=tpu_zone, project=gcp_project
+        )
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        return tf.distribute.TPUStrategy(resolver)
+    if distribution_strategy == "multi_worker_mirrored":
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    gpus = tf.config.list_physical_devices("GPU")
+    if distribution_strategy == "one_device":
+        return tf.distribute.OneDeviceStrategy("/gpu:0" if gpus else "/cpu:0")
+    if gpus:
+        return tf.distribute.MirroredStrategy([f"/gpu:{i}" for i in range(num_gpus)])
+    cpu = tf.config.list_physical_devices("CPU")[0]
+    tf.config.set_logical_device_configuration(
+        cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_gpus)]
+    )
+    return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(num_gpus)])
+
+
+def is_chief(strategy: tf.distribute.Strategy) -> bool:
+    """Whether this process writes the outputs (the only process, or TF_CONFIG's chief or
+    worker 0 under multi-worker training)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or resolver is None:
+        return True
+    task_type, task_id = resolver.task_type, resolver.task_id
+    if task_type is None:
+        return True
+    has_chief = "chief" in json.loads(os.environ.get("TF_CONFIG", "{}")).get("cluster", {})
+    return task_type == "chief" or (not has_chief and task_type == "worker" and task_id == 0)

@@ -1,0 +1,366 @@
+"""The training loop shared by the scripts: one step from a batch to an optimizer update,
+under any `tf.distribute` strategy, with checkpoints, summaries and progress.
+
+One step (what the original's `model_fn` + `create_optimizer` do, made data-parallel):
+1. each replica splits its part of the global batch into `gradient_accumulation_steps`
+   micro-batches and sums their gradients; every loss is normalised by counts over the whole
+   global batch, so the summed gradient is the one-device gradient of the original's loss;
+2. gradients are all-reduced, unscaled (float16 loss scaling), clipped by their global norm
+   (1.0, as the original), and applied once by the optimizer with lr(step).
+"""
+
+from __future__ import annotations
+
+import datetime
+import logging
+import math
+import os
+import time
+
+import tensorflow as tf
+from tensorflow.core.framework import summary_pb2
+
+from bert_tf.errors import InputError
+
+logger = logging.getLogger(__name__)
+
+# Dynamic loss scaling for float16 (as Keras's LossScaleOptimizer): start high, halve on
+# overflow (and skip that update), double after this many good steps.
+INITIAL_LOSS_SCALE = 2.0**15
+LOSS_SCALE_GROWTH_INTERVAL = 2000
+
+
+class TrainingDiverged(InputError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+class Trainer:
+    """Trains `model` on `objective` with `optimizer` under `strategy`.
+
+    Create the model and optimizer under `strategy.scope()` before building the Trainer.
+
+    Args:
+        strategy: the `tf.distribute.Strategy`.
+        model: outputs what `objective.sums` reads.
+        objective: `counts`, `sums`, `loss` and `metrics` (see pretraining/objectives.py).
+        optimizer: a Keras optimizer that does not clip (clipping is done here, globally).
+        checkpoint_dir: where the training checkpoints go (`ckpt-<step>`), or None.
+        gradient_accumulation_steps: micro-batches per replica per update.
+        clip_norm: the global-norm clip of the summed gradient.
+        use_xla: compile the forward and backward pass with XLA.
+        loss_scaling: dynamic loss scaling (for float16 compute).
+        max_checkpoints_to_keep: older training checkpoints are deleted.
+    """
+
+    def __init__(
+        self,
+        strategy: tf.distribute.Strategy,
+        model,
+        objective,
+        optimizer,
+        checkpoint_dir: str | None,
+        gradient_accumulation_steps: int = 1,
+        clip_norm: float = 1.0,
+        use_xla: bool = False,
+        loss_scaling: bool = False,
+        max_checkpoints_to_keep: int = 5,
+    ) -> None:
+        self.strategy, self.model, self.objective = strategy, model, objective
+        self.optimizer = optimizer
+        self.gradient_accumulation_steps = gradient_accumulation_steps
+        self.clip_norm = clip_norm
+        self.loss_scaling = loss_scaling
+        self.variables = objective.trainable_variables(model)
+        with strategy.scope():
+            self.optimizer.build(self.variables)
+            on_first = {
+                "trainable": False,
+                "synchronization": tf.VariableSynchronization.ON_WRITE,
+                "aggregation": tf.VariableAggregation.ONLY_FIRST_REPLICA,
+            }
+            self.loss_scale = tf.Variable(INITIAL_LOSS_SCALE, name="loss_scale", **on_first)
+            self.good_steps = tf.Variable(0, dtype=tf.int64, name="good_steps", **on_first)
+        self._gradients = tf.function(self._gradients_of, jit_compile=use_xla)
+        self.checkpoint = tf.train.Checkpoint(
+            model=model,
+            optimizer=optimizer,
+            loss_scale=self.loss_scale,
+            good_steps=self.good_steps,
+        )
+        self.manager = (
+            tf.train.CheckpointManager(
+                self.checkpoint,
+                checkpoint_dir,
+                max_to_keep=max_checkpoints_to_keep,
+                checkpoint_name="ckpt",
+            )
+            if checkpoint_dir
+            else None
+        )
+
+    @property
+    def global_step(self) -> int:
+        return int(self.optimizer.iterations.numpy())
+
+    def restore(self) -> str | None:
+        """Restores the latest training checkpoint (weights, optimizer slots, step, loss
+        scale), if there is one; returns its path."""
+        if self.manager is None or self.manager.latest_checkpoint is None:
+            return None
+        self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
+        return self.manager.latest_checkpoint
+
+    def save(self) -> str | None:
+        if self.manager is None:
+            return None
+        return self.manager.save(checkpoint_number=self.global_step)
+
+    # One step, per replica. -------------------------------------------------------------
+
+    def _gradients_of(self, features: dict, counts: dict, scale):
+        with tf.GradientTape() as tape:
+            outputs = self.model(self.objective.model_inputs(features), training=True)
+            sums = self.objective.sums(outputs, features)
+            loss = self.objective.loss(sums, counts) * scale
+        gradients = tape.gradient(loss, self.variables)
+        # Embedding lookups give IndexedSlices; the tied MLM decoder adds a dense part anyway.
+        gradients = [tf.convert_to_tensor(g) for g in gradients]
+        return gradients, sums
+
+    def _replica_step(self, features: dict) -> dict:
+        context = tf.distribute.get_replica_context()
+        features = self.objective.prepare(features)
+        counts = context.all_reduce(tf.distribute.ReduceOp.SUM, self.objective.counts(features))
+        scale = self.loss_scale.read_value() if self.loss_scaling else tf.constant(1.0)
+
+        steps = self.gradient_accumulation_steps
+        if steps == 1:
+            gradients, sums = self._gradients(features, counts, scale)
+        else:
+            # [B, ...] -> [steps, B / steps, ...]: micro-batch i is micro[name][i].
+            micro = {
+                name: tf.reshape(value, tf.concat([[steps, -1], tf.shape(value)[1:]], 0))
+                for name, value in features.items()
+            }
+            gradients = [tf.zeros_like(v) for v in self.variables]
+            sums = {name: tf.constant(0.0) for name in self.objective.sum_names}
+            for i in tf.range(steps):
+                g, s = self._gradients(
+                    {name: value[i] for name, value in micro.items()}, counts, scale
+                )
+                gradients = [a + b for a, b in zip(gradients, g, strict=True)]
+                sums = {name: sums[name] + s[name] for name in sums}
+
+        gradients, sums = context.all_reduce(tf.distribute.ReduceOp.SUM, (gradients, sums))
+        gradients = [g / scale for g in gradients]
+        finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
+        gradients, gradient_norm = tf.clip_by_global_norm(gradients, self.clip_norm)
+        learning_rate = self.optimizer.learning_rate  # lr(step), read before the update
+        context.merge_call(self._apply, args=(gradients, finite))
+
+        metrics = dict(self.objective.metrics(sums, counts))
+        metrics["gradient_norm"] = gradient_norm
+        metrics["learning_rate"] = tf.cast(learning_rate, tf.float32)
+        metrics["loss_scale"] = scale
+        return metrics
+
+    def _apply(self, strategy, gradients, finite) -> None:
+        """Cross-replica: one optimizer update with lr(step) (skipped on float16 overflow).
+
+        The gradients are already all-reduced and clipped, so this applies the optimizer's
+        `update_step` to each variable's copies directly rather than through
+        `optimizer.apply` (which would all-reduce again, and clip per replica).
+        """
+        optimizer = self.optimizer
+
+        def update():
+            learning_rate = optimizer.learning_rate
+            for gradient, variable in zip(gradients, self.variables, strict=True):
+                strategy.extended.update(
+                    getattr(variable, "value", variable),
+                    lambda var, grad: optimizer.update_step(grad, var, learning_rate),
+                    args=(gradient,),
+                    group=False,
+                )
+            optimizer.iterations.assign_add(1)
+            return tf.constant(True)
+
+        if not self.loss_scaling:
+            update()
+            return
+        finite = strategy.experimental_local_results(finite)[0]
+        tf.cond(finite, update, lambda: tf.constant(False))
+        grow = finite & (self.good_steps + 1 >= LOSS_SCALE_GROWTH_INTERVAL)
+        halved = tf.maximum(self.loss_scale / 2.0, 1.0)
+        self.loss_scale.assign(
+            tf.where(finite, tf.where(grow, self.loss_scale * 2.0, self.loss_scale), halved)
+        )
+        self.good_steps.assign(tf.where(finite & ~grow, self.good_steps + 1, 0))
+
+    def distribute(self, dataset: tf.data.Dataset):
+        """An iterator of per-replica batches: each global batch of `dataset` is split."""
+        return iter(self.strategy.experimental_distribute_dataset(dataset))
+
+    def run_steps(self, iterator, num_steps: int) -> tuple[dict, dict]:
+        """Up to `num_steps` training steps; stops after a step whose loss is not finite.
+        Returns the metrics averaged over the steps run and those of the last step."""
+        averages, last = self._train_loop(iterator, tf.constant(num_steps))
+        return (
+            {name: float(value) for name, value in averages.items()},
+            {name: float(value) for name, value in last.items()},
+        )
+
+    @tf.function
+    def _train_loop(self, iterator, num_steps):
+        first = self._local(self.strategy.run(self._replica_step, args=(next(iterator),)))
+        totals, last, count = dict(first), first, tf.constant(1)
+        for _ in tf.range(num_steps - 1):
+            if not tf.math.is_finite(last["loss"]):
+                break
+            last = self._local(self.strategy.run(self._replica_step, args=(next(iterator),)))
+            totals = {name: totals[name] + last[name] for name in totals}
+            count += 1
+        averages = {name: value / tf.cast(count, tf.float32) for name, value in totals.items()}
+        return averages, last
+
+    def _local(self, values: dict) -> dict:
+        # After the all-reduce every replica holds the same values: take the first.
+        return {
+            name: self.strategy.experimental_local_results(value)[0]
+            for name, value in values.items()
+        }
+
+    # The host loop. ---------------------------------------------------------------------
+
+    def train(
+        self,
+        dataset: tf.data.Dataset,
+        num_train_steps: int,
+        global_batch_size: int,
+        steps_per_loop: int = 1000,
+        save_checkpoints_steps: int = 1000,
+        log_steps: int = 100,
+        summary_writer=None,
+    ) -> dict:
+        """Trains until the global step reaches `num_train_steps`; returns the last metrics.
+
+        Logs every `log_steps` (loss, accuracies, learning rate, steps/s, sequences/s, ETA),
+        writes them as summaries, and saves a checkpoint every `save_checkpoints_steps` and
+        at the end.
+
+        Raises:
+            TrainingDiverged: the loss became NaN or infinite (no checkpoint of it is saved).
+        """
+        iterator = self.distribute(dataset)
+        step = start = self.global_step
+        started = last_log = time.monotonic()
+        last_log_step = step
+        metrics: dict = {}
+        while step < num_train_steps:
+            events = [num_train_steps, step + steps_per_loop]
+            events += [(step // every + 1) * every for every in (log_steps, save_checkpoints_steps)]
+            averages, last = self.run_steps(iterator, min(events) - step)
+            step = self.global_step
+            averages["learning_rate"] = last["learning_rate"]
+            averages["loss_scale"] = last["loss_scale"]
+            if not math.isfinite(last["loss"]):
+                kept = self.manager.latest_checkpoint if self.manager else None
+                raise TrainingDiverged(
+                    f"the loss is {last['loss']} at step {step - 1}; stopped. "
+                    f"The last good checkpoint is {kept or 'none (none was saved yet)'}"
+                )
+            metrics = averages
+            if step % log_steps == 0 or step >= num_train_steps:
+                now = time.monotonic()
+                rate = (step - last_log_step) / max(now - last_log, 1e-9)
+                overall = (step - start) / max(now - started, 1e-9)
+                metrics["steps_per_second"] = rate
+                metrics["sequences_per_second"] = rate * global_batch_size
+                eta = datetime.timedelta(
+                    seconds=round((num_train_steps - step) / max(overall, 1e-9))
+                )
+                logger.info(
+                    "step %d/%d: %s, ETA %s", step, num_train_steps, format_metrics(metrics), eta
+                )
+                last_log, last_log_step = now, step
+                write_summaries(summary_writer, metrics, step)
+            if step % save_checkpoints_steps == 0 or step >= num_train_steps:
+                path = self.save()
+                if path:
+                    logger.info("saved %s", path)
+        return metrics
+
+    # Evaluation. ------------------------------------------------------------------------
+
+    def _replica_eval(self, features: dict):
+        context = tf.distribute.get_replica_context()
+        features = self.objective.prepare(features)
+        outputs = self.model(self.objective.model_inputs(features), training=False)
+        sums = self.objective.sums(outputs, features)
+        counts = self.objective.counts(features)
+        return context.all_reduce(tf.distribute.ReduceOp.SUM, (sums, counts))
+
+    @tf.function
+    def _eval_step(self, features):
+        sums, counts = self.strategy.run(self._replica_eval, args=(features,))
+        return self._local(sums), self._local(counts)
+
+    def evaluate(self, dataset: tf.data.Dataset, max_steps: int) -> dict:
+        """The objective's metrics over at most `max_steps` batches of `dataset`.
+
+        As the original's Estimator: `loss` is the mean of the batches' losses; the other
+        metrics are weighted over every prediction evaluated.
+        """
+        totals: dict = {}
+        batch_losses = []
+        for features in self.strategy.experimental_distribute_dataset(dataset.take(max_steps)):
+            sums, counts = self._eval_step(features)
+            batch_losses.append(float(self.objective.loss(sums, counts)))
+            for name, value in {**sums, **counts}.items():
+                totals[name] = totals.get(name, 0.0) + float(value)
+        if not batch_losses:
+            raise InputError(
+                "evaluation read no batch: the input holds fewer records than one eval batch"
+            )
+        counts = {name: totals[name] for name in self.objective.count_names}
+        sums = {name: value for name, value in totals.items() if name not in counts}
+        metrics = {
+            name: float(value) for name, value in self.objective.metrics(sums, counts).items()
+        }
+        metrics["loss"] = sum(batch_losses) / len(batch_losses)
+        metrics["global_step"] = self.global_step
+        return metrics
+
+
+def format_metrics(metrics: dict) -> str:
+    parts = []
+    for name, value in metrics.items():
+        if name == "loss_scale" and value == 1.0:
+            continue
+        parts.append(f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value}")
+    return ", ".join(parts)
+
+
+# What tf.summary.scalar writes, without needing the tensorboard package to write it.
+_SCALAR_METADATA = summary_pb2.SummaryMetadata(
+    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
+    data_class=summary_pb2.DATA_CLASS_SCALAR,
+).SerializeToString()
+
+
+def write_summaries(writer, metrics: dict, step: int) -> None:
+    """One TensorBoard scalar per metric."""
+    if writer is None:
+        return
+    with writer.as_default(step=step):
+        for name, value in metrics.items():
+            tf.summary.write(name, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
+    writer.flush()
+
+
+def write_eval_results(path: str, metrics: dict) -> None:
+    """`key = value` lines sorted by key: the original's eval_results.txt."""
+    from bert_tf.fileio import atomic_write_text
+
+    atomic_write_text(path, "".join(f"{k} = {metrics[k]}\n" for k in sorted(metrics)))
+    logger.info("eval results in %s", os.path.abspath(path))
