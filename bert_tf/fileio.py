@@ -13,6 +13,12 @@ from collections.abc import Iterator
 from typing import IO
 
 
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """Opens a temporary file beside `path`; renames it to `path` only if the block succeeds."""
@@ -21,6 +27,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     os.makedirs(directory, exist_ok=True)
     fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".tmp-")
     os.close(fd)
+    # mkstemp makes the file private (0600); give it the permissions open() would.
+    os.chmod(tmp_path, 0o666 & ~_umask())
     try:
         encoding = None if "b" in mode else "utf-8"
         with open(tmp_path, mode, encoding=encoding) as f:

@@ -6,6 +6,9 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first imported
 
+import re  # noqa: E402
+import subprocess  # noqa: E402
+import sys  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -16,6 +19,45 @@ FIXTURES = REPO / "tests" / "fixtures"
 ORACLE_FIXTURES = FIXTURES / "oracle"
 SHARED_ORACLE = REPO.parent / "shared" / "oracle"
 SAMPLE_DATA = REPO / "sample_data"
+
+SCRIPT_ENV = {
+    **os.environ,
+    "TF_CPP_MIN_LOG_LEVEL": "2",
+    # Shell scripts call `python`: the one running the tests.
+    "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
+}
+
+# What TensorFlow's C++ runtime prints at start-up whatever TF_CPP_MIN_LOG_LEVEL says (absl logs
+# written before absl::InitializeLog), and absl-formatted log lines: not the script's message.
+_LOG_LINE = re.compile(
+    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
+    r"|[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\] "
+    r"|To enable the following instructions:)"
+)
+
+
+def run_script(*args: str, timeout: float = 300, env: dict | None = None):
+    """Runs `python *args` from the repository root, as a user would."""
+    return subprocess.run(
+        [sys.executable, *args],
+        cwd=REPO,
+        env={**SCRIPT_ENV, **(env or {})},
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+def error_line(result: subprocess.CompletedProcess, program: str) -> str:
+    """Checks a failed run said exactly one `program: error: ...` line, last, and returns it."""
+    assert result.returncode == 1, result.stderr
+    assert "Traceback" not in result.stderr, result.stderr
+    ours = [line for line in result.stderr.splitlines() if not _LOG_LINE.match(line)]
+    assert len(ours) == 1, result.stderr
+    last = result.stderr.splitlines()[-1]
+    assert last == ours[0]
+    assert last.startswith(f"{program}: error: "), last
+    return last
 
 
 @pytest.fixture

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
+import pytest
 import tensorflow as tf
-from conftest import ORACLE_FIXTURES
+from conftest import ORACLE_FIXTURES, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint, original_variable_names
 from bert_tf.config import BertConfig
 from bert_tf.modeling.pretrainer import BertPretrainer
-from bert_tf.optimization import create_optimizer
+from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective
 from bert_tf.training import Trainer
 
@@ -59,3 +62,68 @@ def test_three_steps_reproduce_the_original_optimizer(oracle_inputs, oracle_chec
         np.testing.assert_allclose(
             variable.numpy(), reader.get_tensor(name), rtol=0, atol=ATOL, err_msg=name
         )
+
+
+def test_gradient_accumulation_gives_the_same_three_steps(oracle_inputs, oracle_checkpoint):
+    # Two micro-batches of 2 per update: the loss is normalised over the whole batch of 4,
+    # so the update equals the one-batch update.
+    whole, whole_steps = train_three_oracle_steps(oracle_inputs, oracle_checkpoint)
+    accumulated, steps = train_three_oracle_steps(
+        oracle_inputs, oracle_checkpoint, gradient_accumulation_steps=2
+    )
+    np.testing.assert_allclose(
+        [s["loss"] for s in steps], [s["loss"] for s in whole_steps], rtol=0, atol=ATOL
+    )
+    for a, b in zip(whole.weights, accumulated.weights, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=0, atol=ATOL, err_msg=a.path)
+
+
+def test_schedule_warms_up_linearly_then_decays_to_zero():
+    lr = WarmupLinearDecay(1e-3, num_train_steps=10, num_warmup_steps=2)
+    values = [float(lr(step)) for step in range(12)]
+    # Warmup replaces the decayed value; at step 2 the decay (1 - 2/10) takes over.
+    np.testing.assert_allclose(values[:4], [0.0, 5e-4, 8e-4, 7e-4], rtol=1e-6)
+    np.testing.assert_allclose(values[9:], [1e-4, 0.0, 0.0], atol=1e-10)
+
+
+def test_first_adam_step_has_no_bias_correction():
+    # With zero moments, m = 0.1 g and v = 0.001 g^2, so the step is
+    # lr * 0.1 g / (sqrt(0.001) |g| + 1e-6), about 3.16 lr; bias correction would make it lr.
+    variable = tf.Variable([1.0, -2.0], name="w/kernel")
+    optimizer = AdamWeightDecay(learning_rate=0.1, weight_decay_rate=0.0)
+    optimizer.apply([tf.constant([0.5, -4.0])], [variable])
+    g = np.array([0.5, -4.0])
+    expected = np.array([1.0, -2.0]) - 0.1 * (0.1 * g) / (np.sqrt(0.001 * g * g) + 1e-6)
+    np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-6)
+
+
+def test_weight_decay_is_multiplied_by_the_learning_rate_and_skips_biases():
+    kernel = tf.Variable([2.0], name="dense/kernel")
+    bias = tf.Variable([2.0], name="dense/bias")
+    optimizer = AdamWeightDecay(learning_rate=0.5, weight_decay_rate=0.1)
+    optimizer.apply([tf.zeros([1]), tf.zeros([1])], [kernel, bias])
+    np.testing.assert_allclose(kernel.numpy(), [2.0 - 0.5 * 0.1 * 2.0], rtol=1e-6)
+    np.testing.assert_allclose(bias.numpy(), [2.0])
+
+
+def test_weight_decay_skips_exactly_the_originals_layer_norm_and_bias_variables():
+    model = BertPretrainer(BertConfig(**tiny_config_dict()))
+    optimizer = AdamWeightDecay(learning_rate=1e-3)
+    original = re.compile("LayerNorm|layer_norm|bias")
+    for name, variable in original_variable_names(model).items():
+        assert optimizer.decays(variable) == (not original.search(name)), name
+
+
+def test_lamb_scales_each_step_by_the_trust_ratio():
+    variable = tf.Variable([3.0, 4.0], name="w/kernel")  # ||w|| = 5
+    optimizer = Lamb(learning_rate=0.1, weight_decay_rate=0.0)
+    optimizer.apply([tf.constant([1.0, -1.0])], [variable])
+    # Bias-corrected first step: u = g / (|g| + eps), ||u|| ~ sqrt(2); ratio = 5 / sqrt(2).
+    u = np.array([1.0, -1.0]) / (1.0 + 1e-6)
+    expected = np.array([3.0, 4.0]) - 0.1 * (5.0 / np.linalg.norm(u)) * u
+    np.testing.assert_allclose(variable.numpy(), expected, rtol=1e-5)
+
+
+def test_unknown_optimizer_is_refused():
+    with pytest.raises(ValueError, match="expected one of"):
+        create_optimizer(1e-4, 10, 1, optimizer="sgd")

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-from conftest import FIXTURES, ORACLE_FIXTURES, REPO, SAMPLE_DATA
+from conftest import FIXTURES, ORACLE_FIXTURES, REPO, SAMPLE_DATA, error_line, run_script
 
 from bert_tf.errors import InputError
 from bert_tf.pretraining.dataset import read_records
@@ -205,16 +205,6 @@ def test_missing_input_pattern_is_named(tmp_path):
         expand_input_files(f"{SAMPLE_DATA / 'sample_text.txt'},{tmp_path / 'nope*.txt'}")
 
 
-def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, "create_pretraining_data.py", *args],
-        cwd=REPO,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-
-
 @pytest.mark.parametrize(
     "flags, fragments",
     [
@@ -235,11 +225,8 @@ def test_bad_input_is_one_error_line(flags, fragments, tmp_path):
     for flag in flags:
         name, value = flag.split("=", 1)
         defaults[name] = str(empty) if value == "EMPTY" else value
-    result = run_script(*(f"{k}={v}" for k, v in defaults.items()))
-    assert result.returncode == 1
-    last = result.stderr.strip().splitlines()[-1]
-    assert last.startswith("create_pretraining_data.py: error: ")
-    assert "Traceback" not in result.stderr
+    result = run_script("create_pretraining_data.py", *(f"{k}={v}" for k, v in defaults.items()))
+    last = error_line(result, "create_pretraining_data.py")
     for fragment in fragments:
         assert fragment in last
     assert not (tmp_path / "out.tfrecord").exists()

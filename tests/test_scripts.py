@@ -9,37 +9,20 @@ documented.
 from __future__ import annotations
 
 import json
-import os
 import re
 import subprocess
-import sys
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO, SAMPLE_DATA, tiny_config_dict
+from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import load_vocab
-
-ENV = {
-    **os.environ,
-    "TF_CPP_MIN_LOG_LEVEL": "2",
-    # quickstart.sh calls `python`: the one running the tests.
-    "PATH": os.path.dirname(sys.executable) + os.pathsep + os.environ.get("PATH", ""),
-}
-
-# What TensorFlow's C++ runtime prints at start-up whatever TF_CPP_MIN_LOG_LEVEL says (absl logs
-# written before absl::InitializeLog), and absl-formatted log lines: not the script's message.
-_LOG_LINE = re.compile(
-    r"^(WARNING: All log messages before absl::InitializeLog\(\) is called are written to STDERR"
-    r"|[IWEF]\d{4} [\d:.]+ +\d+ \S+:\d+\] "
-    r"|To enable the following instructions:)"
-)
 
 TINY = tiny_config_dict()
 LAYER_NAMES = (
@@ -50,17 +33,6 @@ LAYER_NAMES = (
     "intermediate/dense",
     "output/dense",
 )
-
-
-def run_script(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [sys.executable, *args],
-        cwd=REPO,
-        env=ENV,
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
 
 
 def flag_args(flags: dict[str, object]) -> list[str]:
@@ -345,13 +317,7 @@ def test_bad_input_is_one_error_line_and_no_output_file(
     overrides, fragments = bad_input(tmp_path, encoder_only)
     result = run_script("extract_features.py", *flag_args({**flags, **overrides}))
 
-    assert result.returncode == 1
-    assert "Traceback" not in result.stderr, result.stderr
-    ours = [line for line in result.stderr.splitlines() if not _LOG_LINE.match(line)]
-    assert len(ours) == 1, result.stderr
-    last = result.stderr.splitlines()[-1]
-    assert last == ours[0]
-    assert last.startswith("extract_features.py: error: ")
+    last = error_line(result, "extract_features.py")
     for fragment in fragments:
         assert fragment in last
     assert not output_dir.exists() or not list(output_dir.iterdir())
@@ -406,7 +372,7 @@ def test_quickstart_writes_one_json_line_per_line_of_the_sample_text(tmp_path: P
     result = subprocess.run(
         ["bash", "scripts/quickstart.sh", str(tmp_path / "quickstart")],
         cwd=REPO,
-        env=ENV,
+        env=SCRIPT_ENV,
         capture_output=True,
         text=True,
         timeout=300,

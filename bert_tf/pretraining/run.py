@@ -17,6 +17,7 @@ import dataclasses
 import logging
 import os
 import shutil
+import tempfile
 
 import keras
 import tensorflow as tf
@@ -151,9 +152,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
             f"{config.max_position_embeddings} in {options.bert_config_file}"
         )
     input_files = expand_input_files(options.input_file)
-    check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
-    logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
-
+    # First TensorFlow work: logical devices can be set up only before the runtime starts.
     strategy = get_strategy(
         options.strategy_name,
         num_gpus=options.num_gpus,
@@ -161,6 +160,8 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         tpu_zone=options.tpu_zone,
         gcp_project=options.gcp_project,
     )
+    check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
+    logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
     replicas = strategy.num_replicas_in_sync
     _check_batch(
         "train_batch_size", options.train_batch_size, replicas, options.gradient_accumulation_steps
@@ -171,11 +172,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     keras.config.set_dtype_policy(options.dtype)
     chief = is_chief(strategy)
     # Non-chief workers take part in saving (it is collective) but write to a scratch folder.
-    checkpoint_dir = (
-        options.output_dir
-        if chief
-        else os.path.join(options.output_dir, "workers", f"{strategy.cluster_resolver.task_id}")
-    )
+    checkpoint_dir = options.output_dir if chief else tempfile.mkdtemp(prefix="bert_tf_worker_")
 
     objective = get_objective(options.objective)
     with strategy.scope():
@@ -207,7 +204,8 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     train_writer = eval_writer = None
     if chief:
         train_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
-        eval_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
+        if options.do_eval:
+            eval_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
 
     if options.do_train:
         logger.info(

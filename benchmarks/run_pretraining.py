@@ -1,0 +1,351 @@
+"""Pre-training throughput of bert_tf next to keras-hub's BERT, in sequences/s and GFLOP/s.
+
+    python benchmarks/run_pretraining.py --peer_python=/work/bench-venv/bin/python
+
+For every (size, dtype, XLA) configuration the driver runs each implementation in a fresh
+process of this script (`--worker=ours` or `--worker=keras_hub`), `--repeats` times, ours and
+the peer's interleaved (ABBA), and prints the best and worst of the fresh processes: timings on
+shared CPU machines vary by up to 2x between processes but only ~5% within one.
+
+- ours: `BertPretrainer` (MLM + NSP heads) trained by the real step of run_pretraining.py,
+  `bert_tf.training.Trainer.run_steps` with the original's AdamWeightDecay and global-norm clip.
+- keras_hub: `keras_hub.models.BertMaskedLM` (BertBackbone + MaskedLMHead tied to the token
+  embedding; no NSP), `model.fit` with AdamW and the same clip. keras-hub lives in its own
+  environment (`--peer_python`, see benchmarks/README.md), never in bert_tf's.
+
+Both read one synthetic batch, repeated: `--batch_size` sequences of `--seq_length` tokens with
+`--max_predictions` masked positions, all real tokens and predictions (weights 1). The warm-up
+steps (tracing, XLA compilation) are timed apart from the timed steps.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+REPO = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+VOCAB_SIZE = 30522
+# name: (layers, hidden); heads = hidden / 64 and intermediate = 4 * hidden, as the released
+# BERT miniatures (Turc et al. 2019) and BERT-Base.
+SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
+# Timed steps per size when --timed_steps is not given: a few seconds of training each on two
+# CPU cores, so that one default run stays affordable (see benchmarks/README.md).
+DEFAULT_TIMED_STEPS = {"tiny": 30, "mini": 15, "small": 8, "base": 3}
+IMPLEMENTATIONS = ("ours", "keras_hub")
+RESULT_PREFIX = "RESULT "
+
+
+def training_flops_per_sequence(
+    layers: int,
+    hidden: int,
+    seq_length: int,
+    max_predictions: int,
+    vocab_size: int = VOCAB_SIZE,
+    next_sentence: bool = True,
+) -> float:
+    """Analytic training FLOPs of one sequence (a multiply-add counts 2).
+
+    With L layers, H hidden, I = 4H intermediate, S = seq_length, P = max_predictions and
+    V = vocab_size, the forward pass is
+
+        2 * S * L * (4 H^2 + 2 H I)        the encoder's dense layers (Q, K, V, output, FFN)
+      + 2 * 2 * S^2 * H * L                attention scores Q K^T and context probs V
+      + 2 * P * (H^2 + H V)                masked-LM transform and tied decoder, P positions
+      + 2 * (H^2 + 2 H)                    pooler and next-sentence classifier (ours only)
+
+    and training counts 3x the forward (the backward pass computes two products per forward
+    product: the gradients of the input and of the weight). Embedding lookups, LayerNorm,
+    softmax, GELU and the optimizer update are not counted.
+    """
+    intermediate = 4 * hidden
+    forward = 2 * seq_length * layers * (4 * hidden**2 + 2 * hidden * intermediate)
+    forward += 2 * 2 * seq_length**2 * hidden * layers
+    forward += 2 * max_predictions * (hidden**2 + hidden * vocab_size)
+    if next_sentence:
+        forward += 2 * (hidden**2 + 2 * hidden)
+    return 3.0 * forward
+
+
+FLOPS_FORMULA = (
+    "training FLOPs/seq = 3 * [2*S*L*(4H^2 + 2*H*4H) + 4*S^2*H*L + 2*P*(H^2 + H*V)"
+    " + 2*(H^2 + 2H) (NSP, ours only)]"
+)
+
+
+def synthetic_batch(batch_size: int, seq_length: int, max_predictions: int) -> dict:
+    """One pre-training batch, named as the TFRecords' features, numpy int32/float32."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    positions = np.stack(
+        [
+            np.sort(rng.choice(np.arange(1, seq_length), max_predictions, replace=False))
+            for _ in range(batch_size)
+        ]
+    )
+    segment_ids = np.zeros((batch_size, seq_length), "int32")
+    segment_ids[:, seq_length // 2 :] = 1
+    return {
+        "input_ids": rng.integers(0, VOCAB_SIZE, (batch_size, seq_length), dtype="int32"),
+        "input_mask": np.ones((batch_size, seq_length), "int32"),
+        "segment_ids": segment_ids,
+        "masked_lm_positions": positions.astype("int32"),
+        "masked_lm_ids": rng.integers(0, VOCAB_SIZE, (batch_size, max_predictions), "int32"),
+        "masked_lm_weights": np.ones((batch_size, max_predictions), "float32"),
+        "next_sentence_labels": rng.integers(0, 2, (batch_size, 1), dtype="int32"),
+    }
+
+
+# The workers: one configuration, one fresh process. -----------------------------------------
+
+
+def train_ours(args, features: dict) -> tuple[float, float]:
+    """Returns (warm-up seconds, timed seconds) of bert_tf's training step."""
+    sys.path.insert(0, REPO)
+    import tensorflow as tf
+
+    from bert_tf.config import BertConfig
+    from bert_tf.optimization import create_optimizer
+    from bert_tf.pretraining.objectives import get_objective
+    from bert_tf.training import Trainer
+
+    layers, hidden = SIZES[args.size]
+    config = BertConfig(
+        vocab_size=VOCAB_SIZE,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=hidden // 64,
+        intermediate_size=4 * hidden,
+        type_vocab_size=2,
+    )
+    objective = get_objective("mlm_nsp")
+    strategy = tf.distribute.get_strategy()
+    with strategy.scope():
+        model = objective.build_model(config)
+        optimizer = create_optimizer(1e-4, 10000, 100)
+    trainer = Trainer(
+        strategy, model, objective, optimizer, checkpoint_dir=None, use_xla=args.xla == "on"
+    )
+    iterator = trainer.distribute(tf.data.Dataset.from_tensors(features).repeat())
+    start = time.perf_counter()
+    trainer.run_steps(iterator, args.warmup_steps)
+    warm = time.perf_counter()
+    trainer.run_steps(iterator, args.timed_steps)
+    return warm - start, time.perf_counter() - warm
+
+
+def train_keras_hub(args, features: dict) -> tuple[float, float]:
+    """Returns (warm-up seconds, timed seconds) of keras-hub's BertMaskedLM under `fit`."""
+    import keras
+    import keras_hub
+    import tensorflow as tf
+
+    layers, hidden = SIZES[args.size]
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=VOCAB_SIZE,
+        num_layers=layers,
+        num_heads=hidden // 64,
+        hidden_dim=hidden,
+        intermediate_dim=4 * hidden,
+        dropout=0.1,
+        max_sequence_length=512,
+    )
+    model = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
+    # keras-hub's own loss and weighted accuracy ("auto"); AdamW clipped as ours.
+    model.compile(
+        optimizer=keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0),
+        jit_compile=args.xla == "on",
+    )
+    x = {
+        "token_ids": features["input_ids"],
+        "padding_mask": features["input_mask"],
+        "segment_ids": features["segment_ids"],
+        "mask_positions": features["masked_lm_positions"],
+    }
+    data = (x, features["masked_lm_ids"], features["masked_lm_weights"])
+    dataset = tf.data.Dataset.from_tensors(data).repeat()
+    start = time.perf_counter()
+    model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0)
+    warm = time.perf_counter()
+    model.fit(dataset, steps_per_epoch=args.timed_steps, epochs=1, verbose=0)
+    return warm - start, time.perf_counter() - warm
+
+
+def worker(args) -> None:
+    import keras
+    import tensorflow as tf
+
+    keras.config.set_dtype_policy(args.dtype)
+    features = synthetic_batch(args.batch_size, args.seq_length, args.max_predictions)
+    train = train_ours if args.worker == "ours" else train_keras_hub
+    warmup_s, timed_s = train(args, features)
+    result = {
+        "warmup_s": warmup_s,
+        "timed_s": timed_s,
+        "seq_per_s": args.batch_size * args.timed_steps / timed_s,
+        "tensorflow": tf.__version__,
+        "keras": keras.__version__,
+    }
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+# The driver. --------------------------------------------------------------------------------
+
+
+def run_worker(python: str, args, impl: str, size: str, dtype: str, xla: str) -> dict:
+    timed_steps = args.timed_steps or DEFAULT_TIMED_STEPS[size]
+    command = [
+        python,
+        os.path.abspath(__file__),
+        f"--worker={impl}",
+        f"--size={size}",
+        f"--dtype={dtype}",
+        f"--xla={xla}",
+        f"--batch_size={args.batch_size}",
+        f"--seq_length={args.seq_length}",
+        f"--max_predictions={args.max_predictions}",
+        f"--warmup_steps={args.warmup_steps}",
+        f"--timed_steps={timed_steps}",
+    ]
+    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="2")
+    start = time.perf_counter()
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
+    if result.returncode or not lines:
+        tail = "\n".join(result.stderr.splitlines()[-20:])
+        sys.exit(f"{impl} {size} {dtype} xla={xla} failed (exit {result.returncode}):\n{tail}")
+    measured = json.loads(lines[-1][len(RESULT_PREFIX) :])
+    measured["process_s"] = time.perf_counter() - start
+    return measured
+
+
+def peer_available(python: str) -> bool:
+    check = [python, "-c", "import keras_hub"]
+    env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="3")
+    return subprocess.run(check, capture_output=True, env=env).returncode == 0
+
+
+def amx_note() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = f.read()
+    except OSError:
+        return "CPU flags unknown"
+    return "AMX (amx_bf16)" if "amx_bf16" in flags else "no AMX"
+
+
+def drive(args) -> None:
+    sizes = args.sizes.split(",")
+    dtypes = args.dtypes.split(",")
+    xlas = {"both": ["off", "on"], "on": ["on"], "off": ["off"]}[args.xla]
+    implementations = args.implementations.split(",")
+    for name, values, known in (
+        ("--sizes", sizes, SIZES),
+        ("--dtypes", dtypes, ("float32", "mixed_bfloat16")),
+        ("--implementations", implementations, IMPLEMENTATIONS),
+    ):
+        unknown = [v for v in values if v not in known]
+        if unknown:
+            sys.exit(f"{name}: unknown {unknown}; expected some of {list(known)}")
+    pythons = {"ours": sys.executable, "keras_hub": args.peer_python}
+    if "keras_hub" in implementations and not peer_available(args.peer_python):
+        print(
+            f"note: keras_hub is not importable by --peer_python={args.peer_python}; the peer is "
+            "skipped (set up its environment as benchmarks/README.md says)",
+            file=sys.stderr,
+        )
+        implementations = [i for i in implementations if i != "keras_hub"]
+
+    configs = [(s, d, x) for s in sizes for d in dtypes for x in xlas]
+    runs: dict = {}
+    for repeat in range(args.repeats):
+        # ABBA: the implementation that runs first alternates between repeats.
+        order = implementations if repeat % 2 == 0 else implementations[::-1]
+        for config in configs:
+            for impl in order:
+                measured = run_worker(pythons[impl], args, impl, *config)
+                runs.setdefault((*config, impl), []).append(measured)
+                print(
+                    f"[{repeat + 1}/{args.repeats}] {impl:9} {' '.join(config):26} "
+                    f"{measured['seq_per_s']:8.2f} seq/s (warm-up {measured['warmup_s']:.1f} s, "
+                    f"process {measured['process_s']:.1f} s)",
+                    file=sys.stderr,
+                    flush=True,
+                )
+    print_table(args, configs, implementations, runs)
+
+
+def print_table(args, configs, implementations, runs) -> None:
+    first = next(iter(runs.values()))[0]
+    print(
+        f"BERT pre-training step, batch {args.batch_size}, seq {args.seq_length}, "
+        f"{args.max_predictions} predictions; {os.cpu_count()} cores, {amx_note()}; "
+        f"TF {first['tensorflow']}, Keras {first['keras']}; best/worst of {args.repeats} "
+        "fresh processes"
+    )
+    print(FLOPS_FORMULA)
+    header = (
+        f"{'size':6} {'dtype':15} {'xla':4} {'impl':10} {'batch':>5} {'best seq/s':>11} "
+        f"{'worst seq/s':>12} {'GFLOP/s':>8} {'warm-up s':>10} {'ours/peer':>10}"
+    )
+    print(header)
+    print("-" * len(header))
+    for config in configs:
+        size, dtype, xla = config
+        layers, hidden = SIZES[size]
+        best = {}
+        for impl in implementations:
+            rates = [r["seq_per_s"] for r in runs[(*config, impl)]]
+            best[impl] = max(rates)
+            flops = training_flops_per_sequence(
+                layers, hidden, args.seq_length, args.max_predictions, next_sentence=impl == "ours"
+            )
+            warmup = min(r["warmup_s"] for r in runs[(*config, impl)])
+            ratio = ""
+            if impl == "ours" and "keras_hub" in best or impl == "keras_hub" and "ours" in best:
+                ratio = f"{best['ours'] / best['keras_hub']:9.2f}x"
+            print(
+                f"{size:6} {dtype:15} {xla:4} {impl:10} {args.batch_size:5d} {max(rates):11.2f} "
+                f"{min(rates):12.2f} {max(rates) * flops / 1e9:8.1f} {warmup:10.1f} {ratio:>10}"
+            )
+
+
+def main(argv=None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--sizes", default="tiny,mini,small,base")
+    parser.add_argument("--dtypes", default="float32,mixed_bfloat16")
+    parser.add_argument("--xla", default="both", choices=["both", "on", "off"])
+    parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
+    parser.add_argument("--batch_size", type=int, default=8)
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--max_predictions", type=int, default=20)
+    parser.add_argument("--warmup_steps", type=int, default=2)
+    parser.add_argument(
+        "--timed_steps",
+        type=int,
+        default=0,
+        help="0: by size, " + ", ".join(f"{k} {v}" for k, v in DEFAULT_TIMED_STEPS.items()),
+    )
+    parser.add_argument("--repeats", type=int, default=2, help="fresh processes per config")
+    parser.add_argument(
+        "--peer_python",
+        default=sys.executable,
+        help="the python of the environment with keras-hub (benchmarks/README.md)",
+    )
+    # Internal: run one configuration of one implementation and print its RESULT line.
+    parser.add_argument("--worker", choices=IMPLEMENTATIONS)
+    parser.add_argument("--size", choices=list(SIZES))
+    parser.add_argument("--dtype")
+    args = parser.parse_args(argv)
+    if args.worker:
+        worker(args)
+    else:
+        drive(args)
+
+
+if __name__ == "__main__":
+    main()

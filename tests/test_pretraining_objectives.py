@@ -1,0 +1,110 @@
+"""The objectives of paper Table 5 train what they say, from the same records."""
+
+from __future__ import annotations
+
+import numpy as np
+import tensorflow as tf
+from conftest import tiny_config_dict
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import pretraining_losses
+from bert_tf.optimization import create_optimizer
+from bert_tf.pretraining.objectives import get_objective, restore_original_tokens
+from bert_tf.training import Trainer
+
+CONFIG = BertConfig(**tiny_config_dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+
+
+def record_batch(batch: int = 4, seq: int = 12, predictions: int = 3, seed: int = 0) -> dict:
+    """Features as the input pipeline gives them: int32, padded predictions with weight 0."""
+    rng = np.random.default_rng(seed)
+    input_ids = rng.integers(5, CONFIG.vocab_size, (batch, seq)).astype(np.int32)
+    input_mask = np.ones((batch, seq), np.int32)
+    input_mask[:, -2:] = 0
+    positions = np.stack(
+        [rng.choice(np.arange(1, seq - 2), predictions, replace=False) for _ in range(batch)]
+    ).astype(np.int32)
+    weights = np.ones((batch, predictions), np.float32)
+    weights[0, -1] = 0.0
+    positions[0, -1] = 0
+    return {
+        "input_ids": input_ids,
+        "input_mask": input_mask,
+        "segment_ids": np.zeros((batch, seq), np.int32),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": rng.integers(5, CONFIG.vocab_size, (batch, predictions)).astype(np.int32),
+        "masked_lm_weights": weights,
+        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
+    }
+
+
+def test_restoring_puts_the_original_tokens_back_at_the_masked_positions():
+    features = record_batch()
+    restored = np.asarray(restore_original_tokens(features)["input_ids"])
+    expected = features["input_ids"].copy()
+    for b in range(4):
+        for p in range(3):
+            if features["masked_lm_weights"][b, p] > 0:
+                expected[b, features["masked_lm_positions"][b, p]] = features["masked_lm_ids"][b, p]
+    np.testing.assert_array_equal(restored, expected)
+    # The padded prediction slot (position 0, weight 0) leaves [CLS]'s position alone.
+    assert restored[0, 0] == features["input_ids"][0, 0]
+
+
+def test_left_to_right_predicts_every_next_real_token():
+    features = record_batch()
+    prepared = get_objective("ltr").prepare(features)
+    restored = np.asarray(restore_original_tokens(features)["input_ids"])
+    np.testing.assert_array_equal(prepared["masked_lm_positions"][0], np.arange(11))
+    np.testing.assert_array_equal(prepared["masked_lm_ids"], restored[:, 1:])
+    np.testing.assert_array_equal(prepared["masked_lm_weights"], features["input_mask"][:, 1:])
+
+
+def test_sums_and_counts_give_the_originals_losses():
+    objective = get_objective("mlm_nsp")
+    model = objective.build_model(CONFIG)
+    features = record_batch()
+    outputs = model(objective.model_inputs(features), training=False)
+    sums = objective.sums(outputs, features)
+    counts = objective.counts(features)
+    expected = pretraining_losses(outputs, features)
+    np.testing.assert_allclose(objective.loss(sums, counts), expected["total_loss"], rtol=1e-6)
+
+
+def train(objective_name: str, steps: int = 3):
+    objective = get_objective(objective_name)
+    model = objective.build_model(CONFIG)
+    before = {v.path: v.numpy().copy() for v in model.weights}
+    trainer = Trainer(
+        tf.distribute.get_strategy(),
+        model,
+        objective,
+        create_optimizer(1e-2, 10, 0),
+        checkpoint_dir=None,
+    )
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    averages, _ = trainer.run_steps(trainer.distribute(dataset), steps)
+    changed = {v.path for v in model.weights if not np.array_equal(before[v.path], v.numpy())}
+    return model, averages, changed
+
+
+def test_no_nsp_leaves_the_next_sentence_head_and_pooler_untouched():
+    model, metrics, changed = train("mlm")
+    assert set(metrics) >= {"loss", "masked_lm_loss", "masked_lm_accuracy"}
+    assert not any(name.startswith("next_sentence") for name in metrics)
+    untouched = {v.path for v in model.next_sentence_head.weights}
+    untouched |= {v.path for v in model.encoder.pooler.weights}
+    assert not untouched & changed
+    assert "embeddings/word_embeddings" in changed
+
+
+def test_mlm_and_nsp_trains_both_heads():
+    model, metrics, changed = train("mlm_nsp")
+    assert {v.path for v in model.next_sentence_head.weights} <= changed
+    assert "next_sentence_accuracy" in metrics
+
+
+def test_left_to_right_model_is_causal_and_reports_lm_metrics():
+    model, metrics, _ = train("ltr")
+    assert {"loss", "lm_loss", "lm_accuracy"} <= set(metrics)
+    assert model.encoder.get_layer("attention_mask").causal

@@ -1,0 +1,297 @@
+"""run_pretraining.py end to end, as users run it: one subprocess per command line.
+
+It trains and evaluates with the original's flags and outputs, resumes after kill -9, gives
+the same losses on two mirrored replicas as on one device, runs under MultiWorkerMirrored with
+two local workers, and answers bad input with one error line.
+"""
+
+from __future__ import annotations
+
+import json
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
+
+from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import BertPretrainer
+
+SEQ, PREDICTIONS = 64, 10
+# No dropout: runs under different strategies must compute the same numbers.
+CONFIG = tiny_config_dict(
+    vocab_size=30522, hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0
+)
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict:
+    """Records of the sample text at 64/10, a tiny config, and a random initial checkpoint."""
+    folder = tmp_path_factory.mktemp("pretraining")
+    records = folder / "data.tfrecord"
+    result = run_script(
+        "create_pretraining_data.py",
+        f"--input_file={SAMPLE_DATA / 'sample_text.txt'}",
+        f"--output_file={records}",
+        f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
+        f"--max_seq_length={SEQ}",
+        f"--max_predictions_per_seq={PREDICTIONS}",
+        "--dupe_factor=2",
+    )
+    assert result.returncode == 0, result.stderr
+    config = BertConfig(**CONFIG)
+    config.to_json_file(folder / "bert_config.json")
+    save_original_checkpoint(BertPretrainer(config), folder / "init" / "bert_model.ckpt")
+    return {
+        "input_file": records,
+        "bert_config_file": folder / "bert_config.json",
+        "init_checkpoint": folder / "init" / "bert_model.ckpt",
+        "folder": folder,
+    }
+
+
+def pretraining_args(setup: dict, output_dir: Path, **flags) -> list[str]:
+    values = {
+        "input_file": setup["input_file"],
+        "bert_config_file": setup["bert_config_file"],
+        "output_dir": output_dir,
+        "max_seq_length": SEQ,
+        "max_predictions_per_seq": PREDICTIONS,
+        "do_train": True,
+        "train_batch_size": 8,
+        "num_train_steps": 6,
+        "num_warmup_steps": 2,
+        "learning_rate": 1e-3,
+        "save_checkpoints_steps": 3,
+        "log_steps": 1,
+        "seed": 1,
+    }
+    values.update(flags)
+    return ["run_pretraining.py", *(f"--{k}={v}" for k, v in values.items())]
+
+
+def summaries(folder: Path) -> dict[str, dict[int, float]]:
+    """TensorBoard scalars: tag -> {step: value}."""
+    values: dict[str, dict[int, float]] = {}
+    for path in sorted(folder.glob("events.out.tfevents.*")):
+        for event in tf.compat.v1.train.summary_iterator(str(path)):
+            for value in event.summary.value:
+                number = float(tf.make_ndarray(value.tensor))
+                values.setdefault(value.tag, {})[event.step] = number
+    return values
+
+
+def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    result = run_script(
+        *pretraining_args(
+            setup, output_dir, do_eval=True, max_eval_steps=2, vocab_file=SAMPLE_DATA / "vocab.txt"
+        )
+    )
+    assert result.returncode == 0, result.stderr
+    assert "steps_per_second=" in result.stderr and "ETA" in result.stderr
+    assert (output_dir / "ckpt-3.index").exists() and (output_dir / "ckpt-6.index").exists()
+
+    lines = (output_dir / "eval_results.txt").read_text().splitlines()
+    keys = [line.split(" = ")[0] for line in lines]
+    assert keys == sorted(
+        [
+            "global_step",
+            "loss",
+            "masked_lm_accuracy",
+            "masked_lm_loss",
+            "next_sentence_accuracy",
+            "next_sentence_loss",
+        ]
+    )
+    assert "global_step = 6" in lines
+
+    pretrained = output_dir / "pretrained"
+    names = {name for name, _ in tf.train.list_variables(str(pretrained / "bert_model.ckpt"))}
+    assert names == set(original_variable_names(BertPretrainer(BertConfig(**CONFIG))))
+    assert json.loads((pretrained / "bert_config.json").read_text()) == CONFIG
+    assert (pretrained / "vocab.txt").read_bytes() == (SAMPLE_DATA / "vocab.txt").read_bytes()
+
+    train = summaries(output_dir / "train")
+    assert set(train["loss"]) == {1, 2, 3, 4, 5, 6}
+    assert {"masked_lm_accuracy", "learning_rate", "gradient_norm", "steps_per_second"} <= set(
+        train
+    )
+    # The update to step t + 1 uses lr(t): warmup lr(1) = 1e-3 / 2, then 1e-3 * (1 - 5 / 6).
+    assert train["learning_rate"][2] == pytest.approx(5e-4, rel=1e-6)
+    assert train["learning_rate"][6] == pytest.approx(1e-3 / 6, rel=1e-6)
+    assert set(summaries(output_dir / "eval")) >= {"masked_lm_accuracy", "next_sentence_loss"}
+
+
+def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    args = pretraining_args(
+        setup, output_dir, num_train_steps=400, save_checkpoints_steps=5, log_steps=5
+    )
+    process = subprocess.Popen(
+        [sys.executable, *args],
+        cwd=REPO,
+        env=SCRIPT_ENV,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    while not (output_dir / "ckpt-10.index").exists() and time.monotonic() < deadline:
+        time.sleep(0.2)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert (output_dir / "ckpt-10.index").exists()
+    killed_at = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
+    assert 10 <= killed_at < 400
+
+    saved = tf.train.load_checkpoint(str(output_dir / f"ckpt-{killed_at}"))
+    slots = [n for n in saved.get_variable_to_shape_map() if n.startswith("optimizer/_variables/")]
+    assert len(slots) >= 2 * len(BertPretrainer(BertConfig(**CONFIG)).weights)  # adam_m, adam_v
+
+    result = run_script(*pretraining_args(setup, output_dir, num_train_steps=killed_at + 5))
+    assert result.returncode == 0, result.stderr
+    assert f"resuming from {output_dir / f'ckpt-{killed_at}'} at step {killed_at}" in (
+        result.stderr
+    )
+    train = summaries(output_dir / "train")
+    # The schedule continues where it stopped: lr(killed_at + 4) at step killed_at + 5.
+    total = killed_at + 5
+    assert train["learning_rate"][total] == pytest.approx(1e-3 * (1 - (total - 1) / total))
+    assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{total}")
+
+
+def test_two_mirrored_replicas_give_the_losses_of_one_device(setup, tmp_path):
+    runs = {}
+    for strategy in ("one_device", "mirrored"):
+        output_dir = tmp_path / strategy
+        result = run_script(
+            *pretraining_args(
+                setup,
+                output_dir,
+                init_checkpoint=setup["init_checkpoint"],
+                distribution_strategy=strategy,
+                num_gpus=2,
+                num_train_steps=4,
+            )
+        )
+        assert result.returncode == 0, result.stderr
+        runs[strategy] = summaries(output_dir / "train")
+    assert "on 2 replica(s)" in result.stderr
+    for tag in ("loss", "masked_lm_loss", "next_sentence_loss", "gradient_norm"):
+        one, mirrored = runs["one_device"][tag], runs["mirrored"][tag]
+        assert sorted(one) == [1, 2, 3, 4]
+        np.testing.assert_allclose(
+            [mirrored[s] for s in sorted(one)], [one[s] for s in sorted(one)], atol=1e-5
+        )
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
+    args = pretraining_args(
+        setup,
+        output_dir,
+        distribution_strategy="multi_worker_mirrored",
+        num_train_steps=2,
+        save_checkpoints_steps=2,
+    )
+    workers = [
+        subprocess.Popen(
+            [sys.executable, *args],
+            cwd=REPO,
+            env={
+                **SCRIPT_ENV,
+                "TF_CONFIG": json.dumps(
+                    {"cluster": cluster, "task": {"type": "worker", "index": i}}
+                ),
+            },
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for i in range(2)
+    ]
+    for worker in workers:
+        _, stderr = worker.communicate(timeout=300)
+        assert worker.returncode == 0, stderr
+    assert "on 2 replica(s)" in stderr
+    assert sorted(p.name for p in output_dir.glob("ckpt-*.index")) == ["ckpt-2.index"]
+    assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
+
+
+def _no_files(setup, tmp_path):
+    pattern = tmp_path / "nothing-*.tfrecord"
+    return {"input_file": pattern}, [f"--input_file={pattern}", "no file matches"]
+
+
+def _other_sequence_length(setup, tmp_path):
+    return {"max_seq_length": 32}, [
+        str(setup["input_file"]),
+        "input_ids of length 64",
+        "--max_seq_length=32",
+    ]
+
+
+def _other_prediction_count(setup, tmp_path):
+    return {"max_predictions_per_seq": 20}, [
+        "masked_lm_positions of length 10",
+        "--max_predictions_per_seq=20",
+    ]
+
+
+def _checkpoint_of_another_config(setup, tmp_path):
+    other = BertConfig(**dict(CONFIG, hidden_size=64, num_attention_heads=4))
+    prefix = save_original_checkpoint(BertPretrainer(other), tmp_path / "other" / "bert_model.ckpt")
+    return {"init_checkpoint": prefix}, ["bert/embeddings/word_embeddings", "[30522, 64]"]
+
+
+def _not_records(setup, tmp_path):
+    path = tmp_path / "text.tfrecord"
+    path.write_text("not a record file\n" * 10)
+    return {"input_file": path}, [str(path), "is not a TFRecord file"]
+
+
+def _batch_not_divisible(setup, tmp_path):
+    return {"gradient_accumulation_steps": 3}, ["--train_batch_size=8", "divisible"]
+
+
+def _diverging(setup, tmp_path):
+    return {"learning_rate": 1e30, "num_warmup_steps": 0, "save_checkpoints_steps": 1}, [
+        "the loss is nan at step 1",
+        "last good checkpoint is",
+        "ckpt-1",
+    ]
+
+
+@pytest.mark.parametrize(
+    "bad_input",
+    [
+        _no_files,
+        _other_sequence_length,
+        _other_prediction_count,
+        _checkpoint_of_another_config,
+        _not_records,
+        _batch_not_divisible,
+        _diverging,
+    ],
+)
+def test_bad_input_is_one_error_line(bad_input, setup, tmp_path):
+    flags, fragments = bad_input(setup, tmp_path)
+    result = run_script(*pretraining_args(setup, tmp_path / "out", **flags))
+    last = error_line(result, "run_pretraining.py")
+    for fragment in fragments:
+        assert fragment in last
+    assert not (tmp_path / "out" / "pretrained").exists()
