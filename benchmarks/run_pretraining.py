@@ -37,6 +37,8 @@ SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768
 DEFAULT_TIMED_STEPS = {"tiny": 30, "mini": 15, "small": 8, "base": 3}
 IMPLEMENTATIONS = ("ours", "keras_hub")
 RESULT_PREFIX = "RESULT "
+# A timing taken while other processes kept more than this share of the cores busy is marked.
+BUSY_THRESHOLD = 0.1
 
 
 def training_flops_per_sequence(
@@ -103,8 +105,30 @@ def synthetic_batch(batch_size: int, seq_length: int, max_predictions: int) -> d
 # The workers: one configuration, one fresh process. -----------------------------------------
 
 
-def train_ours(args, features: dict) -> tuple[float, float]:
-    """Returns (warm-up seconds, timed seconds) of bert_tf's training step."""
+def cpu_seconds() -> tuple[float, float] | None:
+    """(CPU seconds the whole machine has been busy, CPU seconds of this process), or None
+    where /proc/stat is missing."""
+    try:
+        with open("/proc/stat") as f:
+            fields = [int(v) for v in f.readline().split()[1:]]
+    except OSError:
+        return None
+    busy = sum(fields) - fields[3] - fields[4]  # all but idle and iowait, in clock ticks
+    own = os.times()
+    return busy / os.sysconf("SC_CLK_TCK"), own.user + own.system
+
+
+def others_busy(before, after, wall_s: float) -> float | None:
+    """The fraction of the machine's cores that other processes kept busy between two
+    `cpu_seconds()`: a measurement taken while it is above ~0.1 is not to be trusted."""
+    if before is None or after is None:
+        return None
+    machine, own = after[0] - before[0], after[1] - before[1]
+    return max(machine - own, 0.0) / (wall_s * os.cpu_count())
+
+
+def build_ours(args, features: dict):
+    """bert_tf's training step: returns `run(num_steps)`."""
     sys.path.insert(0, REPO)
     import tensorflow as tf
 
@@ -131,15 +155,11 @@ def train_ours(args, features: dict) -> tuple[float, float]:
         strategy, model, objective, optimizer, checkpoint_dir=None, use_xla=args.xla == "on"
     )
     iterator = trainer.distribute(tf.data.Dataset.from_tensors(features).repeat())
-    start = time.perf_counter()
-    trainer.run_steps(iterator, args.warmup_steps)
-    warm = time.perf_counter()
-    trainer.run_steps(iterator, args.timed_steps)
-    return warm - start, time.perf_counter() - warm
+    return lambda num_steps: trainer.run_steps(iterator, num_steps)
 
 
-def train_keras_hub(args, features: dict) -> tuple[float, float]:
-    """Returns (warm-up seconds, timed seconds) of keras-hub's BertMaskedLM under `fit`."""
+def build_keras_hub(args, features: dict):
+    """keras-hub's BertMaskedLM under `fit`: returns `run(num_steps)`."""
     import keras
     import keras_hub
     import tensorflow as tf
@@ -168,11 +188,9 @@ def train_keras_hub(args, features: dict) -> tuple[float, float]:
     }
     data = (x, features["masked_lm_ids"], features["masked_lm_weights"])
     dataset = tf.data.Dataset.from_tensors(data).repeat()
-    start = time.perf_counter()
-    model.fit(dataset, steps_per_epoch=args.warmup_steps, epochs=1, verbose=0)
-    warm = time.perf_counter()
-    model.fit(dataset, steps_per_epoch=args.timed_steps, epochs=1, verbose=0)
-    return warm - start, time.perf_counter() - warm
+    return lambda num_steps: model.fit(
+        dataset, steps_per_epoch=num_steps, epochs=1, shuffle=False, verbose=0
+    )
 
 
 def worker(args) -> None:
@@ -181,12 +199,18 @@ def worker(args) -> None:
 
     keras.config.set_dtype_policy(args.dtype)
     features = synthetic_batch(args.batch_size, args.seq_length, args.max_predictions)
-    train = train_ours if args.worker == "ours" else train_keras_hub
-    warmup_s, timed_s = train(args, features)
+    build = build_ours if args.worker == "ours" else build_keras_hub
+    run = build(args, features)
+    start = time.perf_counter()
+    run(args.warmup_steps)
+    warm, before = time.perf_counter(), cpu_seconds()
+    run(args.timed_steps)
+    timed_s, after = time.perf_counter() - warm, cpu_seconds()
     result = {
-        "warmup_s": warmup_s,
+        "warmup_s": warm - start,
         "timed_s": timed_s,
         "seq_per_s": args.batch_size * args.timed_steps / timed_s,
+        "others_busy": others_busy(before, after, timed_s),
         "tensorflow": tf.__version__,
         "keras": keras.__version__,
     }
@@ -196,7 +220,21 @@ def worker(args) -> None:
 # The driver. --------------------------------------------------------------------------------
 
 
+def wait_until_idle(max_wait_s: float) -> float | None:
+    """Waits (at most `max_wait_s`) until other processes leave the cores idle; returns the
+    busy fraction last seen."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        start, before = time.monotonic(), cpu_seconds()
+        time.sleep(1.0)
+        busy = others_busy(before, cpu_seconds(), time.monotonic() - start)
+        if busy is None or busy < BUSY_THRESHOLD or time.monotonic() > deadline:
+            return busy
+        time.sleep(4.0)
+
+
 def run_worker(python: str, args, impl: str, size: str, dtype: str, xla: str) -> dict:
+    wait_until_idle(args.idle_wait_s)
     timed_steps = args.timed_steps or DEFAULT_TIMED_STEPS[size]
     command = [
         python,
@@ -271,12 +309,18 @@ def drive(args) -> None:
                 runs.setdefault((*config, impl), []).append(measured)
                 print(
                     f"[{repeat + 1}/{args.repeats}] {impl:9} {' '.join(config):26} "
-                    f"{measured['seq_per_s']:8.2f} seq/s (warm-up {measured['warmup_s']:.1f} s, "
+                    f"{measured['seq_per_s']:8.2f} seq/s, others busy {busy_text(measured)} "
+                    f"(warm-up {measured['warmup_s']:.1f} s, "
                     f"process {measured['process_s']:.1f} s)",
                     file=sys.stderr,
                     flush=True,
                 )
     print_table(args, configs, implementations, runs)
+
+
+def busy_text(measured: dict) -> str:
+    busy = measured["others_busy"]
+    return "?" if busy is None else f"{busy:.0%}"
 
 
 def print_table(args, configs, implementations, runs) -> None:
@@ -290,28 +334,41 @@ def print_table(args, configs, implementations, runs) -> None:
     print(FLOPS_FORMULA)
     header = (
         f"{'size':6} {'dtype':15} {'xla':4} {'impl':10} {'batch':>5} {'best seq/s':>11} "
-        f"{'worst seq/s':>12} {'GFLOP/s':>8} {'warm-up s':>10} {'ours/peer':>10}"
+        f"{'worst seq/s':>12} {'GFLOP/s':>8} {'warm-up s':>10} {'others':>7} {'ours/peer':>10}"
     )
     print(header)
     print("-" * len(header))
+    contended = False
     for config in configs:
         size, dtype, xla = config
         layers, hidden = SIZES[size]
-        best = {}
+        best = {
+            impl: max(r["seq_per_s"] for r in runs[(*config, impl)]) for impl in implementations
+        }
         for impl in implementations:
-            rates = [r["seq_per_s"] for r in runs[(*config, impl)]]
-            best[impl] = max(rates)
+            measured = runs[(*config, impl)]
+            rates = [r["seq_per_s"] for r in measured]
             flops = training_flops_per_sequence(
                 layers, hidden, args.seq_length, args.max_predictions, next_sentence=impl == "ours"
             )
-            warmup = min(r["warmup_s"] for r in runs[(*config, impl)])
+            warmup = min(r["warmup_s"] for r in measured)
+            busiest = max(measured, key=lambda r: r["others_busy"] or 0.0)
+            mark = " "
+            if (busiest["others_busy"] or 0.0) > BUSY_THRESHOLD:
+                mark, contended = "!", True
             ratio = ""
-            if impl == "ours" and "keras_hub" in best or impl == "keras_hub" and "ours" in best:
-                ratio = f"{best['ours'] / best['keras_hub']:9.2f}x"
+            if impl == "ours" and len(best) == 2:
+                ratio = f"{best['ours'] / best['keras_hub']:.2f}x"
             print(
                 f"{size:6} {dtype:15} {xla:4} {impl:10} {args.batch_size:5d} {max(rates):11.2f} "
-                f"{min(rates):12.2f} {max(rates) * flops / 1e9:8.1f} {warmup:10.1f} {ratio:>10}"
+                f"{min(rates):12.2f} {max(rates) * flops / 1e9:8.1f} {warmup:10.1f} "
+                f"{busy_text(busiest):>6}{mark} {ratio:>10}"
             )
+    print(
+        "others: the largest share of the cores that other processes kept busy during a timed "
+        "window"
+        + ("; '!' marks rows above 10%: re-run them on a quiet machine" if contended else "")
+    )
 
 
 def main(argv=None) -> None:
@@ -331,6 +388,13 @@ def main(argv=None) -> None:
         help="0: by size, " + ", ".join(f"{k} {v}" for k, v in DEFAULT_TIMED_STEPS.items()),
     )
     parser.add_argument("--repeats", type=int, default=2, help="fresh processes per config")
+    parser.add_argument(
+        "--idle_wait_s",
+        type=float,
+        default=120.0,
+        help="before each process, wait up to this long for other processes to leave the "
+        "cores idle",
+    )
     parser.add_argument(
         "--peer_python",
         default=sys.executable,

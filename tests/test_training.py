@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import keras
 import numpy as np
+import pytest
 import tensorflow as tf
 from test_pretraining_objectives import CONFIG, record_batch
 
@@ -50,3 +52,66 @@ def test_a_training_checkpoint_initializes_a_new_model(tmp_path):
     load_checkpoint(model, tmp_path)  # the directory: its latest ckpt-<step>
     for a, b in zip(trainer.model.weights, model.weights, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def train_with(dtype: str, **options) -> dict:
+    """Four steps of a tiny model with `dtype` compute; the global policy is restored."""
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)
+    try:
+        objective = get_objective("mlm_nsp")
+        trainer = Trainer(
+            tf.distribute.get_strategy(),
+            objective.build_model(CONFIG),
+            objective,
+            create_optimizer(1e-2, 10, 0, optimizer=options.pop("optimizer", "adamw")),
+            checkpoint_dir=None,
+            **options,
+        )
+        dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+        return trainer.run_steps(trainer.distribute(dataset), 4)[1]
+    finally:
+        keras.config.set_dtype_policy(previous)
+
+
+@pytest.mark.parametrize(
+    "dtype, options",
+    [
+        ("mixed_float16", {"loss_scaling": True}),
+        ("mixed_bfloat16", {}),
+        ("float32", {"use_xla": True}),
+        ("float32", {"optimizer": "lamb"}),
+    ],
+)
+def test_precisions_xla_and_lamb_train(dtype, options):
+    last = train_with(dtype, **options)
+    assert np.isfinite(last["loss"])
+    assert last["loss"] < 12.0  # ~ln(99) + ln(2) at the start
+    if options.get("loss_scaling"):
+        assert last["loss_scale"] == 2.0**15  # no overflow in four small steps
+
+
+def test_float16_overflow_skips_the_update_and_halves_the_loss_scale():
+    # A loss scale of 1e38 makes the float16 gradients overflow on the first step.
+    objective = get_objective("mlm_nsp")
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy("mixed_float16")
+    try:
+        trainer = Trainer(
+            tf.distribute.get_strategy(),
+            objective.build_model(CONFIG),
+            objective,
+            create_optimizer(1e-2, 10, 0),
+            checkpoint_dir=None,
+            loss_scaling=True,
+        )
+    finally:
+        keras.config.set_dtype_policy(previous)
+    trainer.loss_scale.assign(1e38)  # the scaled float16 loss overflows
+    before = [w.numpy().copy() for w in trainer.model.weights]
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    trainer.run_steps(trainer.distribute(dataset), 1)
+    assert trainer.global_step == 0
+    assert float(trainer.loss_scale.numpy()) == pytest.approx(5e37, rel=1e-6)
+    for a, w in zip(before, trainer.model.weights, strict=True):
+        np.testing.assert_array_equal(a, w.numpy())
