@@ -11,7 +11,7 @@ from conftest import ORACLE_FIXTURES, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint, original_variable_names
 from bert_tf.config import BertConfig
-from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.modeling.pretrainer import BertPretrainer, pretraining_losses
 from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective
 from bert_tf.training import Trainer
@@ -62,6 +62,20 @@ def test_three_steps_reproduce_the_original_optimizer(oracle_inputs, oracle_chec
         np.testing.assert_allclose(
             variable.numpy(), reader.get_tensor(name), rtol=0, atol=ATOL, err_msg=name
         )
+    inputs = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+    outputs = model({k: oracle_inputs[k] for k in inputs}, training=False)
+    ours = {
+        "embedding_output": outputs["embedding_output"],
+        "layer_0": outputs["encoder_outputs"][0],
+        "layer_1": outputs["encoder_outputs"][1],
+        "sequence_output": outputs["sequence_output"],
+        "pooled_output": outputs["pooled_output"],
+        "mlm_log_probs": np.reshape(outputs["mlm_log_probs"], (-1, model.config.vocab_size)),
+        "nsp_log_probs": outputs["nsp_log_probs"],
+        **pretraining_losses(outputs, oracle_inputs),
+    }
+    for name, value in ours.items():
+        np.testing.assert_allclose(value, expected[name], rtol=0, atol=ATOL, err_msg=name)
 
 
 def test_gradient_accumulation_gives_the_same_three_steps(oracle_inputs, oracle_checkpoint):
