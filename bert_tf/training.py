@@ -81,11 +81,12 @@ class Trainer:
             self.loss_scale = tf.Variable(INITIAL_LOSS_SCALE, name="loss_scale", **on_first)
             self.good_steps = tf.Variable(0, dtype=tf.int64, name="good_steps", **on_first)
         self._gradients = tf.function(self._gradients_of, jit_compile=use_xla)
+        state = {"model": model, "optimizer": optimizer}
+        if hasattr(model, "encoder"):
+            # Also under its own name, so that a fine-tuning model can restore just the encoder.
+            state["encoder"] = model.encoder
         self.checkpoint = tf.train.Checkpoint(
-            model=model,
-            optimizer=optimizer,
-            loss_scale=self.loss_scale,
-            good_steps=self.good_steps,
+            **state, loss_scale=self.loss_scale, good_steps=self.good_steps
         )
         self.manager = (
             tf.train.CheckpointManager(

@@ -9,6 +9,7 @@ import tensorflow as tf
 from test_pretraining_objectives import CONFIG, record_batch
 
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective
 from bert_tf.training import Trainer
@@ -51,6 +52,10 @@ def test_a_training_checkpoint_initializes_a_new_model(tmp_path):
     model = get_objective("mlm_nsp").build_model(CONFIG)
     load_checkpoint(model, tmp_path)  # the directory: its latest ckpt-<step>
     for a, b in zip(trainer.model.weights, model.weights, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+    encoder = BertEncoder(CONFIG)
+    load_checkpoint(encoder, tmp_path)
+    for a, b in zip(trainer.model.encoder.weights, encoder.weights, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
 
 
