@@ -209,11 +209,14 @@ def run_pretraining(options: PretrainingOptions) -> dict:
 
     if options.do_train:
         logger.info(
-            "training %s to step %d: batch %d on %d replica(s), %s, objective %s",
+            "training %s to step %d: batch %d on %d replica(s) (%d micro-batch(es) of %d per "
+            "replica per step), %s, objective %s",
             options.optimizer,
             options.num_train_steps,
             options.train_batch_size,
             replicas,
+            options.gradient_accumulation_steps,
+            options.train_batch_size // (replicas * options.gradient_accumulation_steps),
             options.dtype,
             options.objective,
         )
