@@ -102,21 +102,7 @@ def synthetic_batch(batch_size: int, seq_length: int, max_predictions: int) -> d
     }
 
 
-# The workers: one configuration, one fresh process. -----------------------------------------
-
-
-def repeated(data):
-    """`data` as one batch repeated forever, for both implementations.
-
-    tf.data's autotuning is switched off: one repeated batch has nothing to tune, and with it
-    on, `fit` returns only when the autotuner next wakes (its period doubles from 10 ms:
-    ..., 2.56 s, 5.12 s), which added up to 2 s to a timed `fit` call of keras-hub.
-    """
-    import tensorflow as tf
-
-    options = tf.data.Options()
-    options.autotune.enabled = False
-    return tf.data.Dataset.from_tensors(data).repeat().with_options(options)
+# Other processes on the machine. -----------------------------------------------------------
 
 
 def cpu_seconds() -> tuple[float, float] | None:
@@ -139,6 +125,36 @@ def others_busy(before, after, wall_s: float) -> float | None:
         return None
     machine, own = after[0] - before[0], after[1] - before[1]
     return max(machine - own, 0.0) / (wall_s * os.cpu_count())
+
+
+def wait_until_idle(max_wait_s: float) -> float | None:
+    """Waits (at most `max_wait_s`) until other processes leave the cores idle; returns the
+    busy fraction last seen."""
+    deadline = time.monotonic() + max_wait_s
+    while True:
+        start, before = time.monotonic(), cpu_seconds()
+        time.sleep(1.0)
+        busy = others_busy(before, cpu_seconds(), time.monotonic() - start)
+        if busy is None or busy < BUSY_THRESHOLD or time.monotonic() > deadline:
+            return busy
+        time.sleep(4.0)
+
+
+# The workers: one configuration, one fresh process. -----------------------------------------
+
+
+def repeated(data):
+    """`data` as one batch repeated forever, for both implementations.
+
+    tf.data's autotuning is switched off: one repeated batch has nothing to tune, and with it
+    on, `fit` returns only when the autotuner next wakes (its period doubles from 10 ms:
+    ..., 2.56 s, 5.12 s), which added up to 2 s to a timed `fit` call of keras-hub.
+    """
+    import tensorflow as tf
+
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return tf.data.Dataset.from_tensors(data).repeat().with_options(options)
 
 
 def build_ours(args, features: dict):
@@ -230,19 +246,6 @@ def worker(args) -> None:
 
 
 # The driver. --------------------------------------------------------------------------------
-
-
-def wait_until_idle(max_wait_s: float) -> float | None:
-    """Waits (at most `max_wait_s`) until other processes leave the cores idle; returns the
-    busy fraction last seen."""
-    deadline = time.monotonic() + max_wait_s
-    while True:
-        start, before = time.monotonic(), cpu_seconds()
-        time.sleep(1.0)
-        busy = others_busy(before, cpu_seconds(), time.monotonic() - start)
-        if busy is None or busy < BUSY_THRESHOLD or time.monotonic() > deadline:
-            return busy
-        time.sleep(4.0)
 
 
 def run_worker(python: str, args, impl: str, size: str, dtype: str, xla: str) -> dict:
@@ -345,6 +348,7 @@ def drive(args) -> None:
                     flush=True,
                 )
     print_table(args, configs, implementations, runs)
+    print_targets(configs, runs)
 
 
 def busy_text(measured: dict) -> str:
@@ -398,6 +402,34 @@ def print_table(args, configs, implementations, runs) -> None:
         "window"
         + ("; '!' marks rows above 10%: re-run them on a quiet machine" if contended else "")
     )
+
+
+def print_targets(configs, runs) -> None:
+    """The issue's targets, from the best process of each size, dtype and implementation
+    over both XLA settings."""
+
+    def best(size: str, dtype: str, impl: str) -> float | None:
+        rates = [
+            r["seq_per_s"]
+            for (s, d, _, i), measured in runs.items()
+            if (s, d, i) == (size, dtype, impl)
+            for r in measured
+        ]
+        return max(rates, default=None)
+
+    print(
+        "targets (best over XLA on/off): ours >= 1.2x keras_hub in float32; mixed_bfloat16 "
+        ">= 2x our float32 on CPUs with AMX"
+    )
+    for size in dict.fromkeys(config[0] for config in configs):
+        ours, peer = best(size, "float32", "ours"), best(size, "float32", "keras_hub")
+        ours_bf16 = best(size, "mixed_bfloat16", "ours")
+        parts = []
+        if ours and peer:
+            parts.append(f"ours/keras_hub float32 {ours / peer:.2f}x")
+        if ours and ours_bf16:
+            parts.append(f"ours mixed_bfloat16/float32 {ours_bf16 / ours:.2f}x")
+        print(f"  {size:6} " + ("; ".join(parts) or "(nothing to compare)"))
 
 
 def main(argv=None) -> None:

@@ -153,7 +153,8 @@ class Trainer:
                 sums = {name: sums[name] + s[name] for name in sums}
 
         gradients, sums = context.all_reduce(tf.distribute.ReduceOp.SUM, (gradients, sums))
-        gradients = [g / scale for g in gradients]
+        if self.loss_scaling:
+            gradients = [g / scale for g in gradients]
         finite = tf.reduce_all([tf.reduce_all(tf.math.is_finite(g)) for g in gradients])
         gradients, gradient_norm = tf.clip_by_global_norm(gradients, self.clip_norm)
         learning_rate = self.optimizer.learning_rate  # lr(step), read before the update
