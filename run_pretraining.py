@@ -14,7 +14,6 @@ At the end of training, output_dir/pretrained/ holds the model in the original f
 from __future__ import annotations
 
 import dataclasses
-import logging
 
 from absl import flags
 
@@ -121,11 +120,8 @@ flags.DEFINE_string(
 def main(argv: list[str]) -> None:
     del argv
     cli.require(FLAGS, "bert_config_file", "input_file", "output_dir")
-    if FLAGS.tpu_name and not FLAGS.use_tpu:
-        logging.info("--tpu_name given: running on the TPU")
     names = [field.name for field in dataclasses.fields(PretrainingOptions)]
     options = PretrainingOptions(**{name: FLAGS[name].value for name in names})
-    options.use_tpu = options.use_tpu or bool(options.tpu_name)
     run_pretraining(options)
 
 

@@ -220,13 +220,6 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
     return prefix
 
 
-def is_original_checkpoint(checkpoint: str | os.PathLike) -> bool:
-    """Whether a checkpoint is name-based (the original's) rather than object-based (the
-    training checkpoints of bert_tf.training, which record Keras's object graph)."""
-    reader = tf.train.load_checkpoint(resolve_checkpoint_path(checkpoint))
-    return "_CHECKPOINTABLE_OBJECT_GRAPH" not in reader.get_variable_to_shape_map()
-
-
 def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
     """Loads `model` (a `BertPretrainer` or `BertEncoder`) from either kind of checkpoint:
     the original's names (see `load_original_checkpoint`) or a bert_tf training checkpoint
@@ -236,7 +229,10 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         InputError: no checkpoint there, or its variables do not fit the model.
     """
     prefix = resolve_checkpoint_path(checkpoint)
-    if is_original_checkpoint(prefix):
+    # Object-based checkpoints (bert_tf.training's) record Keras's object graph; the
+    # original's are name-based.
+    names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" not in names:
         load_original_checkpoint(model, prefix)
         return prefix
     role = "model" if isinstance(model, BertPretrainer) else "encoder"

@@ -10,9 +10,6 @@
 
 from __future__ import annotations
 
-import json
-import os
-
 import tensorflow as tf
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
@@ -62,5 +59,5 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
     task_type, task_id = resolver.task_type, resolver.task_id
     if task_type is None:
         return True
-    has_chief = "chief" in json.loads(os.environ.get("TF_CONFIG", "{}")).get("cluster", {})
+    has_chief = "chief" in resolver.cluster_spec().jobs
     return task_type == "chief" or (not has_chief and task_type == "worker" and task_id == 0)

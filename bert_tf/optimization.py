@@ -53,20 +53,21 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
 
 class _DecoupledWeightDecay(keras.optimizers.Optimizer):
-    """Shared by both optimizers: first/second moments and which variables decay."""
+    """Shared by both optimizers: their settings (the original's defaults), the first and
+    second moments, and which variables decay. Named after the subclass by default."""
 
     def __init__(
         self,
         learning_rate,
-        weight_decay_rate: float,
-        beta_1: float,
-        beta_2: float,
-        epsilon: float,
-        exclude_from_weight_decay: tuple[str, ...],
-        name: str,
+        weight_decay_rate: float = 0.01,
+        beta_1: float = 0.9,
+        beta_2: float = 0.999,
+        epsilon: float = 1e-6,
+        exclude_from_weight_decay: tuple[str, ...] = EXCLUDE_FROM_WEIGHT_DECAY,
+        name: str | None = None,
         **kwargs,
     ) -> None:
-        super().__init__(learning_rate=learning_rate, name=name, **kwargs)
+        super().__init__(learning_rate=learning_rate, name=name or type(self).__name__, **kwargs)
         self.weight_decay_rate = weight_decay_rate
         self.beta_1, self.beta_2, self.epsilon = beta_1, beta_2, epsilon
         self.exclude_from_weight_decay_patterns = tuple(exclude_from_weight_decay)
@@ -116,28 +117,6 @@ class AdamWeightDecay(_DecoupledWeightDecay):
     w -= lr * u. No bias correction; epsilon outside the square root; decay times lr.
     """
 
-    def __init__(
-        self,
-        learning_rate,
-        weight_decay_rate: float = 0.01,
-        beta_1: float = 0.9,
-        beta_2: float = 0.999,
-        epsilon: float = 1e-6,
-        exclude_from_weight_decay: tuple[str, ...] = EXCLUDE_FROM_WEIGHT_DECAY,
-        name: str = "AdamWeightDecay",
-        **kwargs,
-    ) -> None:
-        super().__init__(
-            learning_rate,
-            weight_decay_rate,
-            beta_1,
-            beta_2,
-            epsilon,
-            exclude_from_weight_decay,
-            name,
-            **kwargs,
-        )
-
     def update_step(self, gradient, variable, learning_rate) -> None:
         gradient = ops.cast(gradient, variable.dtype)
         m, v, decays = self._moments(gradient, variable)
@@ -155,28 +134,6 @@ class Lamb(_DecoupledWeightDecay):
     variable's step scaled by the trust ratio ||w|| / ||u|| (1 where either norm is 0). As
     NVIDIA's BERT recipe, every variable is layer-adapted.
     """
-
-    def __init__(
-        self,
-        learning_rate,
-        weight_decay_rate: float = 0.01,
-        beta_1: float = 0.9,
-        beta_2: float = 0.999,
-        epsilon: float = 1e-6,
-        exclude_from_weight_decay: tuple[str, ...] = EXCLUDE_FROM_WEIGHT_DECAY,
-        name: str = "Lamb",
-        **kwargs,
-    ) -> None:
-        super().__init__(
-            learning_rate,
-            weight_decay_rate,
-            beta_1,
-            beta_2,
-            epsilon,
-            exclude_from_weight_decay,
-            name,
-            **kwargs,
-        )
 
     def update_step(self, gradient, variable, learning_rate) -> None:
         gradient = ops.cast(gradient, variable.dtype)

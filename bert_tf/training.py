@@ -21,6 +21,7 @@ import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
@@ -362,7 +363,5 @@ def write_summaries(writer, metrics: dict, step: int) -> None:
 
 def write_eval_results(path: str, metrics: dict) -> None:
     """`key = value` lines sorted by key: the original's eval_results.txt."""
-    from bert_tf.fileio import atomic_write_text
-
     atomic_write_text(path, "".join(f"{k} = {metrics[k]}\n" for k in sorted(metrics)))
     logger.info("eval results in %s", os.path.abspath(path))

@@ -59,7 +59,6 @@ def main(argv: list[str]) -> None:
     cli.require(FLAGS, "size", "vocab_file", "output_file")
     vocab_size = max(load_vocab(FLAGS.vocab_file).values()) + 1
     config = bert_config(FLAGS.size, vocab_size)
-    os.makedirs(os.path.dirname(os.path.abspath(FLAGS.output_file)), exist_ok=True)
     config.to_json_file(FLAGS.output_file)
     logging.info("Wrote BERT-%s (vocab_size=%d) to %s", FLAGS.size, vocab_size, FLAGS.output_file)
 

@@ -15,15 +15,28 @@ from bert_tf.pretraining.objectives import get_objective
 from bert_tf.training import Trainer
 
 
-def new_trainer(checkpoint_dir) -> Trainer:
+def new_trainer(
+    checkpoint_dir=None,
+    dtype: str = "float32",
+    optimizer: str = "adamw",
+    warmup: int = 2,
+    **options,
+) -> Trainer:
+    """A tiny pre-training Trainer; `dtype` is the compute policy its layers are built with."""
     objective = get_objective("mlm_nsp")
-    return Trainer(
-        tf.distribute.get_strategy(),
-        objective.build_model(CONFIG),
-        objective,
-        create_optimizer(1e-2, 10, 2),
-        checkpoint_dir=str(checkpoint_dir),
-    )
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(dtype)
+    try:
+        return Trainer(
+            tf.distribute.get_strategy(),
+            objective.build_model(CONFIG),
+            objective,
+            create_optimizer(1e-2, 10, warmup, optimizer=optimizer),
+            checkpoint_dir=checkpoint_dir and str(checkpoint_dir),
+            **options,
+        )
+    finally:
+        keras.config.set_dtype_policy(previous)
 
 
 def test_restore_brings_back_weights_optimizer_slots_and_step(tmp_path):
@@ -60,23 +73,10 @@ def test_a_training_checkpoint_initializes_a_new_model(tmp_path):
 
 
 def train_with(dtype: str, **options) -> dict:
-    """Four steps of a tiny model with `dtype` compute; the global policy is restored."""
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy(dtype)
-    try:
-        objective = get_objective("mlm_nsp")
-        trainer = Trainer(
-            tf.distribute.get_strategy(),
-            objective.build_model(CONFIG),
-            objective,
-            create_optimizer(1e-2, 10, 0, optimizer=options.pop("optimizer", "adamw")),
-            checkpoint_dir=None,
-            **options,
-        )
-        dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
-        return trainer.run_steps(trainer.distribute(dataset), 4)[1]
-    finally:
-        keras.config.set_dtype_policy(previous)
+    """Four steps of a tiny model with `dtype` compute; returns the last step's metrics."""
+    trainer = new_trainer(dtype=dtype, warmup=0, **options)
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    return trainer.run_steps(trainer.distribute(dataset), 4)[1]
 
 
 @pytest.mark.parametrize(
@@ -98,20 +98,7 @@ def test_precisions_xla_and_lamb_train(dtype, options):
 
 def test_float16_overflow_skips_the_update_and_halves_the_loss_scale():
     # A loss scale of 1e38 makes the float16 gradients overflow on the first step.
-    objective = get_objective("mlm_nsp")
-    previous = keras.config.dtype_policy()
-    keras.config.set_dtype_policy("mixed_float16")
-    try:
-        trainer = Trainer(
-            tf.distribute.get_strategy(),
-            objective.build_model(CONFIG),
-            objective,
-            create_optimizer(1e-2, 10, 0),
-            checkpoint_dir=None,
-            loss_scaling=True,
-        )
-    finally:
-        keras.config.set_dtype_policy(previous)
+    trainer = new_trainer(dtype="mixed_float16", warmup=0, loss_scaling=True)
     trainer.loss_scale.assign(1e38)  # the scaled float16 loss overflows
     before = [w.numpy().copy() for w in trainer.model.weights]
     dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()

@@ -116,7 +116,7 @@ class PretrainingOptions:
     @property
     def strategy_name(self) -> str:
         # As the original: --use_tpu (or a --tpu_name) means a TPU.
-        return "tpu" if self.use_tpu else self.distribution_strategy
+        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
 
 
 def _check_batch(flag: str, batch_size: int, replicas: int, accumulation: int = 1) -> None:
