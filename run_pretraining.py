@@ -94,7 +94,12 @@ flags.DEFINE_enum(
     list(DTYPES),
     "Compute dtype: float32, mixed_float16 (with dynamic loss scaling) or mixed_bfloat16.",
 )
-flags.DEFINE_bool("use_xla", False, "Compile the forward and backward pass with XLA.")
+flags.DEFINE_bool(
+    "use_xla",
+    False,
+    "Compile the forward and backward pass with XLA. On CPUs leave it off with "
+    "mixed_bfloat16: XLA:CPU does not use the AMX bfloat16 matmuls that oneDNN uses.",
+)
 flags.DEFINE_integer(
     "gradient_accumulation_steps",
     1,

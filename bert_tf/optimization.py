@@ -89,13 +89,40 @@ class _DecoupledWeightDecay(keras.optimizers.Optimizer):
         self.adam_v = [self.add_variable_from_reference(v, "adam_v") for v in variables]
         self._decays = [self.decays(v) for v in variables]
 
-    def _moments(self, gradient, variable):
-        """Updates and returns (m, v) of `variable`: [shape of variable] each."""
+    def slot_variables(self) -> tuple[list, list]:
+        """(adam_m, adam_v): one slot variable per built variable, in the built order."""
+        return self.adam_m, self.adam_v
+
+    def update_step(self, gradient, variable, learning_rate) -> None:
         i = self._get_variable_index(variable)
-        m, v = self.adam_m[i], self.adam_v[i]
+        self._update(
+            variable, gradient, self.adam_m[i], self.adam_v[i], self._decays[i], learning_rate,
+            self.iterations,
+        )  # fmt: skip
+
+    def apply_updates(self, variables, gradients, slots, learning_rate, iterations) -> None:
+        """Updates every variable in place from its gradient, all at once.
+
+        For a caller that holds the variables of one device (under a distribution strategy,
+        one replica's copies) and compiles the whole update as one XLA function: `variables`,
+        `gradients` and each list of `slots` (as `slot_variables()`, the same replica's
+        copies) are in the order the optimizer was built with. Does not count the iteration.
+        """
+        adam_m, adam_v = slots
+        for variable, gradient, m, v, decays in zip(
+            variables, gradients, adam_m, adam_v, self._decays, strict=True
+        ):
+            self._update(variable, gradient, m, v, decays, learning_rate, iterations)
+
+    def _update(self, variable, gradient, m, v, decays, learning_rate, iterations) -> None:
+        """One variable's update; `m`, `v` are its slots; `iterations` the updates done."""
+        raise NotImplementedError
+
+    def _moments(self, gradient, m, v):
+        """Updates and returns the moments (m, v): [shape of variable] each."""
         self.assign(m, self.beta_1 * m + (1.0 - self.beta_1) * gradient)
         self.assign(v, self.beta_2 * v + (1.0 - self.beta_2) * ops.square(gradient))
-        return m, v, self._decays[i]
+        return m, v
 
     def get_config(self) -> dict:
         config = super().get_config()
@@ -117,9 +144,9 @@ class AdamWeightDecay(_DecoupledWeightDecay):
     w -= lr * u. No bias correction; epsilon outside the square root; decay times lr.
     """
 
-    def update_step(self, gradient, variable, learning_rate) -> None:
+    def _update(self, variable, gradient, m, v, decays, learning_rate, iterations) -> None:
         gradient = ops.cast(gradient, variable.dtype)
-        m, v, decays = self._moments(gradient, variable)
+        m, v = self._moments(gradient, m, v)
         update = m / (ops.sqrt(v) + self.epsilon)
         if decays:
             update = update + self.weight_decay_rate * variable
@@ -135,10 +162,10 @@ class Lamb(_DecoupledWeightDecay):
     NVIDIA's BERT recipe, every variable is layer-adapted.
     """
 
-    def update_step(self, gradient, variable, learning_rate) -> None:
+    def _update(self, variable, gradient, m, v, decays, learning_rate, iterations) -> None:
         gradient = ops.cast(gradient, variable.dtype)
-        m, v, decays = self._moments(gradient, variable)
-        t = ops.cast(self.iterations + 1, variable.dtype)
+        m, v = self._moments(gradient, m, v)
+        t = ops.cast(iterations + 1, variable.dtype)
         m_hat = m / (1.0 - ops.power(self.beta_1, t))
         v_hat = v / (1.0 - ops.power(self.beta_2, t))
         update = m_hat / (ops.sqrt(v_hat) + self.epsilon)

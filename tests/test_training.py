@@ -107,3 +107,35 @@ def test_float16_overflow_skips_the_update_and_halves_the_loss_scale():
     assert float(trainer.loss_scale.numpy()) == pytest.approx(5e37, rel=1e-6)
     for a, w in zip(before, trainer.model.weights, strict=True):
         np.testing.assert_array_equal(a, w.numpy())
+
+
+@pytest.mark.parametrize("optimizer", ["adamw", "lamb"])
+def test_the_fused_update_equals_the_per_variable_update(optimizer):
+    # The default update (all variables in one XLA function, clip folded into a factor) and
+    # the optimizer's own update_step per variable after the same clip.
+    fused = new_trainer(optimizer=optimizer, warmup=0)
+    assert fused.fused_update
+    per_variable = new_trainer(optimizer=optimizer, warmup=0, fused_update=False)
+    per_variable.model.set_weights(fused.model.get_weights())
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    runs = [t.run_steps(t.distribute(dataset), 3)[1] for t in (fused, per_variable)]
+    assert runs[0]["gradient_norm"] > 1.0  # the clip is in play
+    for name in runs[0]:
+        assert runs[0][name] == pytest.approx(runs[1][name], rel=1e-5), name
+    for a, b in zip(fused.model.weights, per_variable.model.weights, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+    for a, b in zip(fused.optimizer.variables, per_variable.optimizer.variables, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_xla_gives_the_steps_of_the_runtime():
+    # Under one device XLA compiles the whole step (forward, backward, clip, update).
+    compiled = new_trainer(warmup=0, use_xla=True)
+    runtime = new_trainer(warmup=0)
+    runtime.model.set_weights(compiled.model.get_weights())
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    runs = [t.run_steps(t.distribute(dataset), 3)[1] for t in (compiled, runtime)]
+    for name in runs[0]:
+        assert runs[0][name] == pytest.approx(runs[1][name], rel=1e-4), name
+    for a, b in zip(compiled.model.weights, runtime.model.weights, strict=True):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)

@@ -137,6 +137,12 @@ def _shard_policy(dataset: tf.data.Dataset, num_files: int, num_workers: int):
     return dataset.with_options(options)
 
 
+def _cpu_only(strategy: tf.distribute.Strategy) -> bool:
+    return not isinstance(
+        strategy, tf.distribute.TPUStrategy
+    ) and not tf.config.list_logical_devices("GPU")
+
+
 def run_pretraining(options: PretrainingOptions) -> dict:
     """Trains and/or evaluates as the options say; returns the eval metrics (or {}).
 
@@ -161,6 +167,12 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         gcp_project=options.gcp_project,
     )
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
+    if options.use_xla and options.dtype == "mixed_bfloat16" and _cpu_only(strategy):
+        logger.warning(
+            "--use_xla with --dtype=mixed_bfloat16 on CPUs is slow: XLA:CPU does not use the "
+            "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
+            "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
+        )
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
     replicas = strategy.num_replicas_in_sync
     _check_batch(
