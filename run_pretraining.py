@@ -13,14 +13,11 @@ At the end of training, output_dir/pretrained/ holds the model in the original f
 
 from __future__ import annotations
 
-import dataclasses
-
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.distribute import STRATEGIES
 from bert_tf.pretraining.objectives import OBJECTIVES
-from bert_tf.pretraining.run import DTYPES, OPTIMIZERS, PretrainingOptions, run_pretraining
+from bert_tf.pretraining.run import OPTIMIZERS, PretrainingOptions, run_pretraining
 
 FLAGS = flags.FLAGS
 
@@ -65,46 +62,10 @@ flags.DEFINE_integer(
     "iterations_per_loop", 1000, "How many steps to make in each call into the device."
 )
 flags.DEFINE_integer("max_eval_steps", 100, "Maximum number of eval steps.")
-flags.DEFINE_bool("use_tpu", False, "Whether to use TPU or GPU/CPU.")
-flags.DEFINE_string("tpu_name", None, "The Cloud TPU to use for training (name or grpc:// url).")
-flags.DEFINE_string("tpu_zone", None, "[Optional] GCE zone where the Cloud TPU is located in.")
-flags.DEFINE_string("gcp_project", None, "[Optional] Project name for the Cloud TPU.")
-flags.DEFINE_string("master", None, "[Optional] TensorFlow master URL.")
-flags.DEFINE_integer(
-    "num_tpu_cores", 8, "Only used if `use_tpu` is True. Total number of TPU cores to use."
-)
+cli.define_tpu_flags()
 
 # Beyond the original.
-flags.DEFINE_enum(
-    "distribution_strategy",
-    "one_device",
-    list(STRATEGIES),
-    "one_device, mirrored (GPUs of this machine), multi_worker_mirrored (TF_CONFIG) or tpu "
-    "(also chosen by --use_tpu).",
-)
-flags.DEFINE_integer(
-    "num_gpus",
-    1,
-    "Replicas of --distribution_strategy=mirrored (on a machine without GPUs: logical CPU "
-    "devices).",
-)
-flags.DEFINE_enum(
-    "dtype",
-    "float32",
-    list(DTYPES),
-    "Compute dtype: float32, mixed_float16 (with dynamic loss scaling) or mixed_bfloat16.",
-)
-flags.DEFINE_bool(
-    "use_xla",
-    False,
-    "Compile the forward and backward pass with XLA. On CPUs leave it off with "
-    "mixed_bfloat16: XLA:CPU does not use the AMX bfloat16 matmuls that oneDNN uses.",
-)
-flags.DEFINE_integer(
-    "gradient_accumulation_steps",
-    1,
-    "Micro-batches summed per update; train_batch_size stays the batch of one update.",
-)
+cli.define_runtime_flags()
 flags.DEFINE_enum(
     "optimizer", "adamw", list(OPTIMIZERS), "adamw (the original's) or lamb (large batches)."
 )
@@ -114,9 +75,6 @@ flags.DEFINE_enum(
     list(OBJECTIVES),
     "mlm_nsp (BERT), mlm (No NSP) or ltr (left-to-right LM, no NSP): paper Table 5.",
 )
-flags.DEFINE_integer("seed", None, "Seed of initialization, dropout and input order.")
-flags.DEFINE_integer("log_steps", 100, "Log and write summaries every this many steps.")
-flags.DEFINE_integer("keep_checkpoint_max", 5, "How many training checkpoints to keep.")
 flags.DEFINE_string(
     "vocab_file", None, "Optional: copied into output_dir/pretrained/ next to the model."
 )
@@ -125,9 +83,7 @@ flags.DEFINE_string(
 def main(argv: list[str]) -> None:
     del argv
     cli.require(FLAGS, "bert_config_file", "input_file", "output_dir")
-    names = [field.name for field in dataclasses.fields(PretrainingOptions)]
-    options = PretrainingOptions(**{name: FLAGS[name].value for name in names})
-    run_pretraining(options)
+    run_pretraining(cli.options_from_flags(PretrainingOptions, FLAGS))
 
 
 if __name__ == "__main__":

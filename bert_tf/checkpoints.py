@@ -23,6 +23,7 @@ import tensorflow as tf
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
+from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 
@@ -83,13 +84,29 @@ def _pretraining_head_names(pretrainer: BertPretrainer) -> dict[str, keras.Varia
     }
 
 
+def _classifier_head_names(classifier: BertClassifier) -> dict[str, keras.Variable]:
+    # The original's run_classifier creates these at the top-level scope.
+    head = classifier.classifier
+    return {"output_weights": head.output_weights, "output_bias": head.output_bias}
+
+
+def _head_names(model: keras.Model) -> dict[str, keras.Variable]:
+    """The variables outside the encoder: the pre-training heads or the classifier."""
+    if isinstance(model, BertPretrainer):
+        return _pretraining_head_names(model)
+    if isinstance(model, BertClassifier):
+        return _classifier_head_names(model)
+    return {}
+
+
 def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
     """The name table: original TF1 variable name -> the model's Keras variable.
 
-    `model` is a `BertEncoder` (the `bert/` variables) or a `BertPretrainer` (plus `cls/`).
+    `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`) or a
+    `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`).
     """
-    if isinstance(model, BertPretrainer):
-        return {**_encoder_names(model.encoder), **_pretraining_head_names(model)}
+    if isinstance(model, BertPretrainer | BertClassifier):
+        return {**_encoder_names(model.encoder), **_head_names(model)}
     if isinstance(model, BertEncoder):
         return _encoder_names(model)
     raise TypeError(f"no original names are known for {type(model).__name__}")
@@ -132,9 +149,11 @@ def _listing(names: list[str], most: int = 5) -> str:
 def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> LoadReport:
     """Loads an original-format checkpoint into `model` by the original variable names.
 
-    Every `bert/` variable must be present. The `cls/` pre-training heads are loaded when the
-    checkpoint has them and left at their initial values when it has none (many converted
-    checkpoints carry the encoder only); a checkpoint with only some of them is an error.
+    Every `bert/` variable must be present. The heads (the `cls/` pre-training heads, or a
+    classifier's `output_weights`/`output_bias`) are loaded when the checkpoint has them and
+    left at their initial values when it has none (a pre-trained checkpoint under a new
+    classifier; converted checkpoints that carry the encoder only); a checkpoint with only
+    some of them is an error.
     Optimizer slots and global_step are skipped; other names the model lacks (a fine-tuned
     classifier's output_weights, say) are reported in `LoadReport.unexpected` and logged.
 
@@ -150,17 +169,17 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
     skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
     unexpected = sorted(set(shapes) - set(table) - set(skipped))
     missing = sorted(set(table) - set(shapes))
-    missing_heads = [name for name in missing if name.startswith("cls/")]
-    missing_encoder = [name for name in missing if not name.startswith("cls/")]
+    head_names = list(_head_names(model))
+    missing_heads = [name for name in missing if name in head_names]
+    missing_encoder = [name for name in missing if name not in head_names]
     if missing_encoder:
         raise InputError(
             f"{prefix}: {len(missing_encoder)} of the model's variables are not in the "
             f"checkpoint: {_listing(missing_encoder)}"
         )
-    head_names = [name for name in table if name.startswith("cls/")]
     if missing_heads and len(missing_heads) < len(head_names):
         raise InputError(
-            f"{prefix}: the checkpoint has some of the pre-training heads but not "
+            f"{prefix}: the checkpoint has some of the model's heads but not "
             f"{_listing(missing_heads)}"
         )
 
@@ -178,8 +197,11 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
     loaded = list(to_load)
 
     if missing_heads:
-        logger.warning(
-            "%s has no pre-training heads (cls/); they keep their initial values", prefix
+        logger.log(
+            logging.INFO if isinstance(model, BertClassifier) else logging.WARNING,
+            "%s has no %s; they keep their initial values",
+            prefix,
+            _listing(missing_heads),
         )
     if unexpected:
         logger.info("%s: not loaded (not in the model): %s", prefix, _listing(unexpected))
@@ -221,9 +243,10 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
 
 
 def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
-    """Loads `model` (a `BertPretrainer` or `BertEncoder`) from either kind of checkpoint:
-    the original's names (see `load_original_checkpoint`) or a bert_tf training checkpoint
-    (`ckpt-<step>`, or its directory). Optimizer state is not loaded. Returns the prefix.
+    """Loads `model` (a `BertPretrainer`, `BertEncoder` or `BertClassifier`) from either kind
+    of checkpoint: the original's names (see `load_original_checkpoint`) or a bert_tf training
+    checkpoint (`ckpt-<step>`, or its directory; a classifier takes its encoder from it).
+    Optimizer state is not loaded. Returns the prefix.
 
     Raises:
         InputError: no checkpoint there, or its variables do not fit the model.
@@ -235,9 +258,14 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
     if "_CHECKPOINTABLE_OBJECT_GRAPH" not in names:
         load_original_checkpoint(model, prefix)
         return prefix
-    role = "model" if isinstance(model, BertPretrainer) else "encoder"
+    if isinstance(model, BertPretrainer):
+        state = {"model": model}
+    elif isinstance(model, BertClassifier):
+        state = {"encoder": model.encoder}
+    else:
+        state = {"encoder": model}
     try:
-        tf.train.Checkpoint(**{role: model}).read(prefix).expect_partial()
+        tf.train.Checkpoint(**state).read(prefix).expect_partial()
     except (ValueError, tf.errors.InvalidArgumentError, AssertionError) as e:
         first_line = str(e).strip().splitlines()[0]
         raise InputError(

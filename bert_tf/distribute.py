@@ -10,7 +10,13 @@
 
 from __future__ import annotations
 
+import logging
+
 import tensorflow as tf
+
+from bert_tf.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
@@ -61,3 +67,26 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
         return True
     has_chief = "chief" in resolver.cluster_spec().jobs
     return task_type == "chief" or (not has_chief and task_type == "worker" and task_id == 0)
+
+
+def check_batch(flag: str, batch_size: int, replicas: int, accumulation: int = 1) -> None:
+    """Raises `InputError` unless the global batch `--flag` splits evenly into the replicas'
+    (and the accumulation steps') micro-batches."""
+    if batch_size % (replicas * accumulation):
+        raise InputError(
+            f"--{flag}={batch_size} must be divisible by the {replicas} replicas"
+            + (f" times --gradient_accumulation_steps={accumulation}" if accumulation > 1 else "")
+        )
+
+
+def warn_if_slow(strategy: tf.distribute.Strategy, dtype: str, use_xla: bool) -> None:
+    """Warns of XLA with bfloat16 on CPUs (benchmarks/README.md: no AMX under XLA:CPU)."""
+    on_cpu = not isinstance(strategy, tf.distribute.TPUStrategy) and not (
+        tf.config.list_logical_devices("GPU")
+    )
+    if use_xla and dtype == "mixed_bfloat16" and on_cpu:
+        logger.warning(
+            "--use_xla with --dtype=mixed_bfloat16 on CPUs is slow: XLA:CPU does not use the "
+            "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
+            "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
+        )

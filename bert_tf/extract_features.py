@@ -19,6 +19,7 @@ import tensorflow as tf
 
 from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.progress import Progress
 from bert_tf.tokenization import FullTokenizer, convert_to_unicode
 
@@ -60,16 +61,6 @@ def read_examples(input_file: str) -> list[InputExample]:
     return examples
 
 
-def truncate_seq_pair(tokens_a: list[str], tokens_b: list[str], max_length: int) -> None:
-    """Pops from the end of the longer list until the pair fits (ties go to B), in place.
-
-    As the original's fine-tuning truncation: deterministic, unlike pre-training's random one.
-    """
-    while len(tokens_a) + len(tokens_b) > max_length:
-        longer = tokens_a if len(tokens_a) > len(tokens_b) else tokens_b
-        longer.pop()
-
-
 def convert_examples_to_features(
     examples: Sequence[InputExample], seq_length: int, tokenizer: FullTokenizer
 ) -> list[InputFeatures]:
@@ -77,26 +68,18 @@ def convert_examples_to_features(
     features = []
     for example in examples:
         tokens_a = tokenizer.tokenize(example.text_a)
-        # As the original: a pair whose second text has no tokens is packed as a single text.
-        tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else []
-        if tokens_b:
-            truncate_seq_pair(tokens_a, tokens_b, seq_length - 3)  # [CLS], [SEP], [SEP]
-        else:
-            tokens_a = tokens_a[: seq_length - 2]  # [CLS], [SEP]
-        tokens = ["[CLS]", *tokens_a, "[SEP]"]
-        input_type_ids = [0] * len(tokens)
-        if tokens_b:
-            tokens += [*tokens_b, "[SEP]"]
-            input_type_ids += [1] * (len(tokens_b) + 1)
-        input_ids = tokenizer.convert_tokens_to_ids(tokens)
-        padding = [0] * (seq_length - len(input_ids))
+        tokens_b = tokenizer.tokenize(example.text_b) if example.text_b else None
+        tokens, segment_ids = pack_tokens(tokens_a, tokens_b, seq_length)
+        input_ids, input_mask, input_type_ids = pad_inputs(
+            tokenizer.convert_tokens_to_ids(tokens), segment_ids, seq_length
+        )
         features.append(
             InputFeatures(
                 unique_id=example.unique_id,
                 tokens=tokens,
-                input_ids=input_ids + padding,
-                input_mask=[1] * len(input_ids) + padding,
-                input_type_ids=input_type_ids + padding,
+                input_ids=input_ids,
+                input_mask=input_mask,
+                input_type_ids=input_type_ids,
             )
         )
     return features

@@ -22,6 +22,7 @@ import math
 import os
 import time
 
+import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
@@ -29,6 +30,9 @@ from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
+
+# The compute dtypes (Keras dtype policies) the scripts offer; mixed_float16 needs loss scaling.
+DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 
 # Dynamic loss scaling for float16 (as Keras's LossScaleOptimizer): start high, halve on
 # overflow (and skip that update), double after this many good steps.
@@ -353,6 +357,29 @@ class Trainer:
                 if path:
                     logger.info("saved %s", path)
         return metrics
+
+    def predict(self, dataset: tf.data.Dataset, names: tuple[str, ...]) -> dict:
+        """Runs the model (no dropout) over every batch of `dataset`; returns numpy arrays
+        [N, ...] of the named model outputs and features, every replica's (and worker's)
+        examples gathered. Batches must split evenly into the replicas."""
+
+        def replica(features):
+            features = self.objective.prepare(features)
+            outputs = self.model(self.objective.model_inputs(features), training=False)
+            return {name: outputs[name] if name in outputs else features[name] for name in names}
+
+        @tf.function
+        def step(features):
+            values = self.strategy.run(replica, args=(features,))
+            return {name: self.strategy.gather(value, axis=0) for name, value in values.items()}
+
+        parts: dict = {name: [] for name in names}
+        for features in self.strategy.experimental_distribute_dataset(dataset):
+            for name, value in step(features).items():
+                parts[name].append(value.numpy())
+        if not parts[names[0]]:
+            raise InputError("prediction read no batch: the input holds no complete batch")
+        return {name: np.concatenate(values) for name, values in parts.items()}
 
     # Evaluation. ------------------------------------------------------------------------
 

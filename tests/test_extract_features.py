@@ -26,9 +26,9 @@ from bert_tf.extract_features import (
     feature_json,
     parse_layer_indexes,
     read_examples,
-    truncate_seq_pair,
 )
 from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.packing import truncate_seq_pair
 from bert_tf.tokenization import FullTokenizer
 
 # Ids are positions: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, "is"=5, ...

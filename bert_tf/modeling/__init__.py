@@ -1,7 +1,10 @@
-"""The BERT network: embeddings, transformer layers, the encoder and the pre-training heads."""
+"""The BERT network: embeddings, transformer layers, the encoder, the pre-training heads and
+the fine-tuning models."""
 
+from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import (
+    ClassifierHead,
     MaskedLMHead,
     NextSentenceHead,
     masked_lm_loss,
@@ -10,7 +13,9 @@ from bert_tf.modeling.heads import (
 from bert_tf.modeling.pretrainer import BertPretrainer, pretraining_losses
 
 __all__ = [
+    "BertClassifier",
     "BertEncoder",
+    "ClassifierHead",
     "BertPretrainer",
     "MaskedLMHead",
     "NextSentenceHead",

@@ -78,17 +78,23 @@ class MaskedLMHead(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class NextSentenceHead(keras.layers.Layer):
-    """`log_softmax(pooled_output @ output_weights^T + output_bias)`: [B, H] -> [B, 2].
+class ClassifierHead(keras.layers.Layer):
+    """`dropout(pooled_output) @ output_weights^T + output_bias`: [B, H] -> [B, num_classes]
+    logits (float32), as the original's run_classifier `create_model`.
 
-    `output_weights` keeps the original's [2, H] layout (the transpose of a Dense kernel), so
-    checkpoints load without transposing.
+    `output_weights` keeps the original's [num_classes, H] layout (the transpose of a Dense
+    kernel), so checkpoints load without transposing. The original fine-tunes with dropout
+    0.1 (keep_prob 0.9, fixed, whatever the config says).
     """
 
-    def __init__(self, initializer_range: float, num_classes: int = 2, **kwargs) -> None:
+    def __init__(
+        self, num_classes: int, initializer_range: float, dropout_rate: float = 0.0, **kwargs
+    ) -> None:
         super().__init__(**kwargs)
-        self.initializer_range = initializer_range
         self.num_classes = num_classes
+        self.initializer_range = initializer_range
+        self.dropout_rate = dropout_rate
+        self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
 
     def build(self, pooled_shape) -> None:
         self.output_weights = self.add_weight(
@@ -100,20 +106,39 @@ class NextSentenceHead(keras.layers.Layer):
             shape=(self.num_classes,), initializer="zeros", name="output_bias"
         )
 
-    def call(self, pooled_output):
+    def call(self, pooled_output, training=None):
         # pooled_output: [B, H]
-        weights = ops.cast(self.output_weights, self.compute_dtype)  # [2, H]
-        logits = ops.matmul(pooled_output, ops.transpose(weights))  # [B, 2]
+        if self.dropout is not None:
+            pooled_output = self.dropout(pooled_output, training=training)
+        weights = ops.cast(self.output_weights, self.compute_dtype)  # [C, H]
+        logits = ops.matmul(pooled_output, ops.transpose(weights))  # [B, C]
         logits = logits + ops.cast(self.output_bias, self.compute_dtype)
-        return ops.log_softmax(ops.cast(logits, "float32"), axis=-1)
+        return ops.cast(logits, "float32")
 
     def compute_output_shape(self, pooled_shape):
         return (pooled_shape[0], self.num_classes)
 
     def get_config(self) -> dict:
         config = super().get_config()
-        config.update(initializer_range=self.initializer_range, num_classes=self.num_classes)
+        config.update(
+            num_classes=self.num_classes,
+            initializer_range=self.initializer_range,
+            dropout_rate=self.dropout_rate,
+        )
         return config
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class NextSentenceHead(ClassifierHead):
+    """`log_softmax(pooled_output @ output_weights^T + output_bias)`: [B, H] -> [B, 2]
+    (`cls/seq_relationship`; no dropout, as the original)."""
+
+    def __init__(self, initializer_range: float, num_classes: int = 2, **kwargs) -> None:
+        kwargs.pop("dropout_rate", None)
+        super().__init__(num_classes, initializer_range, **kwargs)
+
+    def call(self, pooled_output, training=None):
+        return ops.log_softmax(super().call(pooled_output), axis=-1)
 
 
 def masked_lm_loss(log_probs, masked_lm_ids, masked_lm_weights):

@@ -24,17 +24,16 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint, save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.distribute import STRATEGIES, get_strategy, is_chief
+from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.pretraining.input_pipeline import check_records, pretraining_dataset
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
-from bert_tf.training import Trainer, write_eval_results, write_summaries
+from bert_tf.training import DTYPES, Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
-DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 OPTIMIZERS = ("adamw", "lamb")
 
 
@@ -119,14 +118,6 @@ class PretrainingOptions:
         return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
 
 
-def _check_batch(flag: str, batch_size: int, replicas: int, accumulation: int = 1) -> None:
-    if batch_size % (replicas * accumulation):
-        raise InputError(
-            f"--{flag}={batch_size} must be divisible by the {replicas} replicas"
-            + (f" times --gradient_accumulation_steps={accumulation}" if accumulation > 1 else "")
-        )
-
-
 def _shard_policy(dataset: tf.data.Dataset, num_files: int, num_workers: int):
     """Workers read disjoint files when there are enough of them, else disjoint records."""
     options = tf.data.Options()
@@ -135,12 +126,6 @@ def _shard_policy(dataset: tf.data.Dataset, num_files: int, num_workers: int):
         policy.FILE if num_files >= num_workers else policy.DATA
     )
     return dataset.with_options(options)
-
-
-def _cpu_only(strategy: tf.distribute.Strategy) -> bool:
-    return not isinstance(
-        strategy, tf.distribute.TPUStrategy
-    ) and not tf.config.list_logical_devices("GPU")
 
 
 def run_pretraining(options: PretrainingOptions) -> dict:
@@ -167,18 +152,13 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         gcp_project=options.gcp_project,
     )
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
-    if options.use_xla and options.dtype == "mixed_bfloat16" and _cpu_only(strategy):
-        logger.warning(
-            "--use_xla with --dtype=mixed_bfloat16 on CPUs is slow: XLA:CPU does not use the "
-            "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
-            "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
-        )
+    warn_if_slow(strategy, options.dtype, options.use_xla)
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
     replicas = strategy.num_replicas_in_sync
-    _check_batch(
+    check_batch(
         "train_batch_size", options.train_batch_size, replicas, options.gradient_accumulation_steps
     )
-    _check_batch("eval_batch_size", options.eval_batch_size, replicas)
+    check_batch("eval_batch_size", options.eval_batch_size, replicas)
     if options.seed is not None:
         keras.utils.set_random_seed(options.seed)
     keras.config.set_dtype_policy(options.dtype)

@@ -1,0 +1,410 @@
+"""Fine-tuning and evaluating a sentence(-pair) classifier: what run_classifier.py runs.
+
+`ClassifierOptions` holds the original's flags (same names and defaults) and ours;
+`run_classifier(options)` trains, evaluates and predicts as the original does, and writes
+its files to output_dir: train/eval/predict.tf_record, the checkpoints, eval_results.txt,
+test_results.tsv, and the GLUE submission file (e.g. MRPC.tsv).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.classification.features import convert_examples_to_features, write_features
+from bert_tf.classification.input_pipeline import classifier_dataset
+from bert_tf.classification.metrics import task_metrics
+from bert_tf.classification.objective import Classification
+from bert_tf.classification.processors import PROCESSORS, DataProcessor, get_processor
+from bert_tf.classification.tfds_glue import tfds_examples
+from bert_tf.config import BertConfig
+from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_open
+from bert_tf.optimization import create_optimizer
+from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
+from bert_tf.training import DTYPES, Trainer, write_eval_results, write_summaries
+
+logger = logging.getLogger(__name__)
+
+
+@dataclasses.dataclass
+class ClassifierOptions:
+    """The original's flags (same names and defaults) and ours (after `num_tpu_cores`)."""
+
+    data_dir: str | None
+    bert_config_file: str
+    task_name: str
+    vocab_file: str
+    output_dir: str
+    init_checkpoint: str | None = None
+    do_lower_case: bool = True
+    max_seq_length: int = 128
+    do_train: bool = False
+    do_eval: bool = False
+    do_predict: bool = False
+    train_batch_size: int = 32
+    eval_batch_size: int = 8
+    predict_batch_size: int = 8
+    learning_rate: float = 5e-5
+    num_train_epochs: float = 3.0
+    warmup_proportion: float = 0.1
+    save_checkpoints_steps: int = 1000
+    iterations_per_loop: int = 1000
+    use_tpu: bool = False
+    tpu_name: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    master: str | None = None
+    num_tpu_cores: int = 8
+    distribution_strategy: str = "one_device"
+    num_gpus: int = 1
+    dtype: str = "float32"
+    use_xla: bool = False
+    gradient_accumulation_steps: int = 1
+    seed: int | None = None
+    log_steps: int = 100
+    keep_checkpoint_max: int = 5
+    use_tfds: bool = False
+    tfds_data_dir: str | None = None
+    export_dir: str | None = None
+
+    def check(self) -> None:
+        """Raises `InputError` naming the first flag whose value cannot work."""
+        get_processor(self.task_name)
+        for name, allowed in {"distribution_strategy": STRATEGIES, "dtype": DTYPES}.items():
+            if getattr(self, name) not in allowed:
+                raise InputError(
+                    f"--{name}={getattr(self, name)}; expected one of {', '.join(allowed)}"
+                )
+        if not (self.do_train or self.do_eval or self.do_predict or self.export_dir):
+            raise InputError(
+                "at least one of --do_train, --do_eval, --do_predict or --export_dir is needed"
+            )
+        if (
+            not self.use_tfds
+            and not self.data_dir
+            and (self.do_train or self.do_eval or self.do_predict)
+        ):
+            raise InputError("--data_dir is required (or --use_tfds to read tensorflow-datasets)")
+        positive = [
+            "max_seq_length",
+            "train_batch_size",
+            "eval_batch_size",
+            "predict_batch_size",
+            "save_checkpoints_steps",
+            "iterations_per_loop",
+            "num_gpus",
+            "gradient_accumulation_steps",
+            "log_steps",
+            "keep_checkpoint_max",
+        ]
+        for name in positive:
+            if getattr(self, name) < 1:
+                raise InputError(f"--{name}={getattr(self, name)}; expected a positive integer")
+        if self.max_seq_length < 3:
+            raise InputError(f"--max_seq_length={self.max_seq_length}; expected at least 3")
+        if self.num_train_epochs <= 0:
+            raise InputError(f"--num_train_epochs={self.num_train_epochs}; expected > 0")
+        if not 0 <= self.warmup_proportion <= 1:
+            raise InputError(f"--warmup_proportion={self.warmup_proportion}; expected 0 to 1")
+        if self.learning_rate <= 0:
+            raise InputError(f"--learning_rate={self.learning_rate}; expected > 0")
+
+    @property
+    def strategy_name(self) -> str:
+        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
+
+
+def num_train_steps(num_examples: int, batch_size: int, epochs: float) -> int:
+    """As the original: `int(num_examples / batch_size * epochs)`."""
+    return int(num_examples / batch_size * epochs)
+
+
+class _Task:
+    """The processor plus where its examples come from (TSV files or tensorflow-datasets)."""
+
+    def __init__(self, processor: DataProcessor, options: ClassifierOptions) -> None:
+        self.processor = processor
+        self.options = options
+
+    def examples(self, split: str):
+        if self.options.use_tfds:
+            return tfds_examples(self.processor, split, self.options.tfds_data_dir)
+        return self.processor.get_examples(self.options.data_dir, split)
+
+
+def run_classifier(options: ClassifierOptions) -> dict:
+    """Trains, evaluates and predicts as the options say; returns the eval metrics (or {}).
+
+    Raises:
+        InputError: bad options, data files or checkpoints (one clear line each).
+        TrainingDiverged: the loss became NaN or infinite.
+    """
+    options.check()
+    processor = get_processor(options.task_name)
+    task = _Task(processor, options)
+    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    config = BertConfig.from_json_file(options.bert_config_file)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise InputError(
+            f"--max_seq_length={options.max_seq_length} is longer than max_position_embeddings="
+            f"{config.max_position_embeddings} in {options.bert_config_file}"
+        )
+    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
+    config.check_vocab(len(tokenizer.vocab), options.vocab_file)
+    labels = None if processor.is_regression else processor.get_labels()
+    regression = processor.is_regression
+
+    # Reading the examples first: a bad file fails before any TensorFlow work.
+    train_examples = task.examples("train") if options.do_train else []
+    steps = num_train_steps(len(train_examples), options.train_batch_size, options.num_train_epochs)
+    if options.do_train and steps < 1:
+        raise InputError(
+            f"{len(train_examples)} training examples at --train_batch_size="
+            f"{options.train_batch_size} and --num_train_epochs={options.num_train_epochs} "
+            "make no training step"
+        )
+    warmup = int(steps * options.warmup_proportion)
+
+    strategy = get_strategy(
+        options.strategy_name,
+        num_gpus=options.num_gpus,
+        tpu_name=options.tpu_name or options.master,
+        tpu_zone=options.tpu_zone,
+        gcp_project=options.gcp_project,
+    )
+    warn_if_slow(strategy, options.dtype, options.use_xla)
+    replicas = strategy.num_replicas_in_sync
+    check_batch(
+        "train_batch_size", options.train_batch_size, replicas, options.gradient_accumulation_steps
+    )
+    check_batch("eval_batch_size", options.eval_batch_size, replicas)
+    check_batch("predict_batch_size", options.predict_batch_size, replicas)
+    if options.seed is not None:
+        keras.utils.set_random_seed(options.seed)
+    keras.config.set_dtype_policy(options.dtype)
+    chief = is_chief(strategy)
+    os.makedirs(options.output_dir, exist_ok=True)
+
+    objective = Classification(len(labels or []), regression=regression)
+    with strategy.scope():
+        model = objective.build_model(config)
+        trainer = Trainer(
+            strategy,
+            model,
+            objective,
+            create_optimizer(options.learning_rate, max(steps, 1), warmup),
+            checkpoint_dir=options.output_dir if chief else None,
+            gradient_accumulation_steps=options.gradient_accumulation_steps,
+            use_xla=options.use_xla,
+            loss_scaling=options.dtype == "mixed_float16",
+            max_checkpoints_to_keep=options.keep_checkpoint_max,
+        )
+    resumed = trainer.restore()
+    if resumed:
+        logger.info("restored %s (step %d)", resumed, trainer.global_step)
+    elif options.init_checkpoint:
+        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+
+    if options.do_train:
+        train_file = os.path.join(options.output_dir, "train.tf_record")
+        if chief:
+            features = convert_examples_to_features(
+                train_examples, labels, options.max_seq_length, tokenizer
+            )
+            write_features(features, train_file)
+        logger.info(
+            "training %s: %d examples, batch %d, %d steps (%d warm-up), lr %g",
+            processor.name,
+            len(train_examples),
+            options.train_batch_size,
+            steps,
+            warmup,
+            options.learning_rate,
+        )
+        writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+        trainer.train(
+            classifier_dataset(
+                train_file,
+                options.max_seq_length,
+                options.train_batch_size,
+                is_training=True,
+                regression=regression,
+                seed=options.seed,
+            ),
+            num_train_steps=steps,
+            global_batch_size=options.train_batch_size,
+            steps_per_loop=options.iterations_per_loop,
+            save_checkpoints_steps=options.save_checkpoints_steps,
+            log_steps=options.log_steps,
+            summary_writer=writer if chief else None,
+        )
+
+    results: dict = {}
+    if options.do_eval:
+        eval_splits = [s for s in processor.splits() if s.startswith("dev")]
+        for split in eval_splits:
+            examples = task.examples(split)
+            outputs = _predict(
+                trainer, examples, labels, options, tokenizer, split, options.eval_batch_size
+            )
+            prefix = "eval_" if split == "dev" else f"eval_{split.removeprefix('dev_')}_"
+            split_results = evaluation_results(processor, outputs, options.eval_batch_size, prefix)
+            if split == "dev":
+                split_results["global_step"] = trainer.global_step
+            results.update(split_results)
+        logger.info("eval: %s", results)
+        if chief:
+            write_eval_results(os.path.join(options.output_dir, "eval_results.txt"), results)
+            writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
+            write_summaries(writer, results, trainer.global_step)
+
+    if options.do_predict:
+        test_splits = [s for s in processor.splits() if s.startswith("test")]
+        if not test_splits:
+            raise InputError(f"--do_predict: the {processor.name} task has no test set")
+        for split in test_splits:
+            examples = task.examples(split)
+            outputs = _predict(
+                trainer, examples, labels, options, tokenizer, split, options.predict_batch_size
+            )
+            if chief:
+                write_predictions(processor, examples, outputs, options.output_dir, split)
+
+    if options.export_dir and chief:
+        from bert_tf.serving import export_classifier  # TensorFlow Text only when exporting
+
+        export_classifier(
+            model,
+            export_dir=options.export_dir,
+            vocab_file=options.vocab_file,
+            do_lower_case=options.do_lower_case,
+            max_seq_length=options.max_seq_length,
+            labels=labels,
+            text_pairs=processor.is_pair,
+        )
+    return results
+
+
+def _predict(
+    trainer: Trainer,
+    examples,
+    labels,
+    options: ClassifierOptions,
+    tokenizer: FullTokenizer,
+    split: str,
+    batch_size: int,
+) -> dict:
+    """Logits [N, num_labels] and the per-example rows of the real examples, in order."""
+    record_file = os.path.join(
+        options.output_dir,
+        {"dev": "eval.tf_record", "test": "predict.tf_record"}.get(split, f"{split}.tf_record"),
+    )
+    features = convert_examples_to_features(
+        examples, labels, options.max_seq_length, tokenizer, pad_to_multiple_of=batch_size
+    )
+    if is_chief(trainer.strategy):
+        write_features(features, record_file)
+    logger.info("%s: %d examples (%d padding)", split, len(examples), len(features) - len(examples))
+    dataset = classifier_dataset(
+        record_file,
+        options.max_seq_length,
+        batch_size,
+        is_training=False,
+        regression=labels is None,
+    )
+    outputs = trainer.predict(dataset, ("logits", "label_ids", "is_real_example", "example_index"))
+    order = np.argsort(outputs["example_index"], kind="stable")
+    return {name: value[order] for name, value in outputs.items()}
+
+
+def _softmax(logits: np.ndarray) -> np.ndarray:
+    shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
+    return shifted / shifted.sum(axis=-1, keepdims=True)
+
+
+def evaluation_results(
+    processor: DataProcessor, outputs: dict, batch_size: int, prefix: str = "eval_"
+) -> dict:
+    """The original's eval keys (`eval_accuracy`, `eval_loss`, `loss`) plus the task's GLUE
+    metrics (`eval_f1`, `eval_mcc`, `eval_pearson`, `eval_spearmanr`), over real examples.
+
+    `eval_loss` is the mean loss of the real examples; `loss` is the Estimator's: the mean
+    over batches of each batch's mean loss (padding examples included, as the original)."""
+    logits, labels = outputs["logits"], outputs["label_ids"]
+    if processor.is_regression:
+        predictions = logits[:, 0]
+        per_example = np.square(predictions - labels)
+    else:
+        log_probs = np.log(_softmax(logits.astype(np.float64)))
+        per_example = -log_probs[np.arange(len(labels)), labels]
+        predictions = np.argmax(logits, axis=-1)
+    real = outputs["is_real_example"].astype(bool)
+    results = {}
+    if not processor.is_regression:
+        results[f"{prefix}accuracy"] = float(np.mean(predictions[real] == labels[real]))
+    results[f"{prefix}loss"] = float(np.mean(per_example[real]))
+    metrics = task_metrics(processor.metric_names, predictions[real], labels[real])
+    results.update({f"{prefix}{name}": value for name, value in metrics.items()})
+    if prefix == "eval_":
+        # [num_batches, batch_size]: the eval files are padded to whole batches.
+        results["loss"] = float(np.mean(per_example.reshape(-1, batch_size).mean(axis=1)))
+    return results
+
+
+def write_predictions(
+    processor: DataProcessor, examples, outputs: dict, output_dir: str, split: str
+) -> None:
+    """test_results.tsv (as the original: each real example's class probabilities,
+    tab-separated; the score for regression) and the GLUE submission file
+    (`index<TAB>prediction`, the label names GLUE expects), e.g. MRPC.tsv."""
+    logits = outputs["logits"][outputs["is_real_example"].astype(bool)]
+    suffix = split.removeprefix("test").removeprefix("_")
+    results_file = f"test_results_{suffix}.tsv" if suffix else "test_results.tsv"
+    if processor.is_regression:
+        values = logits[:, :1]
+        predictions = [f"{v:.3f}" for v in logits[:, 0]]
+    else:
+        values = _softmax(logits.astype(np.float64))
+        names = processor.get_labels()
+        predictions = [names[i] for i in np.argmax(logits, axis=-1)]
+    with atomic_open(os.path.join(output_dir, results_file)) as f:
+        for row in values:
+            f.write("\t".join(str(float(v)) for v in row) + "\n")
+    submission = glue_submission_name(processor, split)
+    if submission:
+        with atomic_open(os.path.join(output_dir, submission)) as f:
+            f.write("index\tprediction\n")
+            for example, prediction in zip(examples, predictions, strict=True):
+                f.write(f"{example.index}\t{prediction}\n")
+    logger.info(
+        "predictions of %d examples in %s%s",
+        len(examples),
+        results_file,
+        f" and {submission}" if submission else "",
+    )
+
+
+def glue_submission_name(processor: DataProcessor, split: str) -> str | None:
+    """The file name the GLUE leaderboard expects for the task's test predictions."""
+    if processor.name == "XNLI":
+        return None
+    if processor.name == "MNLI-m":
+        return "MNLI-mm.tsv" if split == "test_mismatched" else "MNLI-m.tsv"
+    return f"{processor.name}.tsv"
+
+
+__all__ = [
+    "PROCESSORS",
+    "ClassifierOptions",
+    "evaluation_results",
+    "num_train_steps",
+    "run_classifier",
+]

@@ -1,0 +1,174 @@
+"""FullTokenizer as TensorFlow ops (tensorflow-text), for models that take raw text.
+
+`InGraphTokenizer` reproduces `tokenization.FullTokenizer` step by step with ops that a
+SavedModel carries, so TF Serving can tokenize: invalid UTF-8 dropped; control characters
+dropped and whitespace mapped to spaces (`_clean_text`); spaces around CJK ideographs;
+lower-casing, NFD and accent stripping (uncased models only); splits at whitespace and at
+every punctuation character; words of more than 200 characters become [UNK]; greedy
+longest-match-first WordPiece. tests/test_text_graph.py compares both on
+../shared/oracle/tokenization/cases.jsonl; the known differences are listed there.
+
+Why not tensorflow-text's own `BertTokenizer`: it does not drop control characters, case-folds
+instead of lower-casing, and counts a word's length in bytes, so it differs from the original
+on text that the original handles (google-research/bert's tokenization is the reference).
+`packing` mirrors `bert_tf.packing`: [CLS] A [SEP] (B [SEP]) with the original's truncation.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from bert_tf.errors import InputError
+
+# As tokenization.py: what _is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
+# what _is_chinese_char counts.
+_PUNCTUATION = r"[!-/:-@\[-`{-~]|\p{P}"
+_CJK = (
+    r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}"
+    r"\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]"
+)
+# After cleaning every whitespace character is a space, except the line and paragraph
+# separators, which Python's str.split() (the original's whitespace_tokenize) also splits at.
+_SPACES = r"[ \x{2028}\x{2029}]+"
+MAX_INPUT_CHARS_PER_WORD = 200
+
+
+def normalized_vocab_file(vocab_file: str, directory: str) -> str:
+    """Writes the vocab as `load_vocab` reads it (each line stripped) to directory/vocab.txt
+    and returns that path: the table is keyed by whole lines.
+
+    Raises:
+        InputError: the vocab has a token twice (its ids would be ambiguous in a table).
+    """
+    tokens = []
+    seen: dict[str, int] = {}
+    with open(vocab_file, encoding="utf-8", errors="ignore") as f:
+        for line_number, line in enumerate(f, start=1):
+            token = line.strip()
+            if token in seen:
+                raise InputError(
+                    f"{vocab_file}:{line_number}: token {token!r} already on line {seen[token]}; "
+                    "a vocab must list each token once"
+                )
+            seen[token] = line_number
+            tokens.append(token)
+    path = os.path.join(directory, "vocab.txt")
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("".join(token + "\n" for token in tokens))
+    return path
+
+
+class InGraphTokenizer(tf.Module):
+    """Raw text -> WordPiece ids, and packing into BERT's inputs, as TensorFlow ops.
+
+    The vocab becomes a SavedModel asset (a normalized copy: `normalized_vocab_file`).
+
+    Args:
+        vocab_file: the vocab.txt of the model.
+        do_lower_case: as FullTokenizer's.
+    """
+
+    def __init__(self, vocab_file: str, do_lower_case: bool = True) -> None:
+        super().__init__(name="tokenizer")
+        self._scratch = tempfile.mkdtemp(prefix="bert_tf_vocab_")
+        self.vocab_asset = tf.saved_model.Asset(normalized_vocab_file(vocab_file, self._scratch))
+        self.do_lower_case = do_lower_case
+        initializer = tf.lookup.TextFileInitializer(
+            self.vocab_asset,
+            key_dtype=tf.string,
+            key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
+            value_dtype=tf.int64,
+            value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
+        )
+        self.vocab_table = tf.lookup.StaticHashTable(initializer, default_value=-1)
+        self._wordpiece = tf_text.WordpieceTokenizer(
+            self.vocab_table,
+            suffix_indicator="##",
+            # Long words are caught by characters below; this byte limit must not bite first.
+            max_bytes_per_word=4 * MAX_INPUT_CHARS_PER_WORD,
+            token_out_type=tf.int64,
+            unknown_token="[UNK]",
+            split_unknown_characters=False,
+        )
+        with open(self.vocab_asset.asset_path.numpy().decode(), encoding="utf-8") as f:
+            vocab = {line.rstrip("\n"): i for i, line in enumerate(f)}
+        for token in ("[CLS]", "[SEP]", "[UNK]"):
+            if token not in vocab:
+                raise InputError(f"{vocab_file}: the vocab has no {token} token")
+        self.cls_id, self.sep_id = vocab["[CLS]"], vocab["[SEP]"]
+
+    def basic_tokenize(self, text):
+        """[N] strings -> [N, (words)] strings: BasicTokenizer's words."""
+        text = tf.strings.unicode_transcode(
+            text, "UTF-8", "UTF-8", errors="ignore"
+        )  # convert_to_unicode(errors="ignore")
+        # _clean_text: whitespace becomes a space, then NUL, U+FFFD and Cc/Cf characters go.
+        text = tf.strings.regex_replace(text, r"[\t\n\r\p{Zs}]", " ")
+        text = tf.strings.regex_replace(text, r"[\p{Cc}\p{Cf}\x{FFFD}]", "")
+        text = tf.strings.regex_replace(text, f"({_CJK})", r" \1 ")
+        if self.do_lower_case:
+            text = tf.strings.lower(text, encoding="utf-8")
+            text = tf_text.normalize_utf8(text, "NFD")
+            text = tf.strings.regex_replace(text, r"\p{Mn}", "")
+        return tf_text.regex_split(
+            text,
+            delim_regex_pattern=f"{_SPACES}|{_PUNCTUATION}",
+            keep_delim_regex_pattern=_PUNCTUATION,
+        )
+
+    def tokenize(self, text):
+        """[N] strings -> [N, (wordpieces)] int64 ids, as FullTokenizer's ids."""
+        words = self.basic_tokenize(text)  # [N, (words)]
+        too_long = tf.strings.length(words.flat_values, unit="UTF8_CHAR") > MAX_INPUT_CHARS_PER_WORD
+        words = words.with_flat_values(tf.where(too_long, "[UNK]", words.flat_values))
+        pieces = self._wordpiece.tokenize(words)  # [N, (words), (pieces)]
+        return pieces.merge_dims(1, 2)
+
+    def pack(self, ids_a, ids_b, seq_length: int) -> dict:
+        """[N, (tokens)] ids of A (and B, rows may be empty) -> input_ids, input_mask,
+        segment_ids [N, seq_length] int32: `[CLS] A [SEP] (B [SEP])`, truncated as
+        `packing.truncate_seq_pair` (pop from the end of the longer; ties go to B)."""
+        len_a = ids_a.row_lengths()
+        len_b = ids_b.row_lengths() if ids_b is not None else tf.zeros_like(len_a)
+        # Room for tokens: 3 specials with a B, 2 without.
+        room = tf.where(len_b > 0, seq_length - 3, seq_length - 2)
+        room = tf.cast(room, len_a.dtype)
+        keep_b = tf.minimum(len_b, tf.maximum(room - len_a, room // 2))
+        keep_a = tf.minimum(len_a, room - keep_b)
+        ids_a = _keep_first(ids_a, keep_a)
+        n = tf.shape(len_a, out_type=tf.int64)[0]
+        cls = tf.RaggedTensor.from_row_lengths(
+            tf.fill([n], tf.constant(self.cls_id, tf.int64)), tf.ones([n], tf.int64)
+        )
+        sep = tf.RaggedTensor.from_row_lengths(
+            tf.fill([n], tf.constant(self.sep_id, tf.int64)), tf.ones([n], tf.int64)
+        )
+        first = tf.concat([cls, ids_a, sep], axis=1)
+        if ids_b is None:
+            ids = first
+            segments = tf.zeros_like(first)
+        else:
+            ids_b = _keep_first(ids_b, keep_b)
+            has_b = tf.cast(keep_b > 0, tf.int64)
+            sep_b = tf.RaggedTensor.from_row_lengths(
+                tf.repeat(tf.constant(self.sep_id, tf.int64), tf.reduce_sum(has_b)), has_b
+            )
+            second = tf.concat([ids_b, sep_b], axis=1)
+            ids = tf.concat([first, second], axis=1)
+            segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
+        shape = [None, seq_length]
+        return {
+            "input_ids": tf.cast(ids.to_tensor(0, shape=shape), tf.int32),
+            "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
+            "segment_ids": tf.cast(segments.to_tensor(0, shape=shape), tf.int32),
+        }
+
+
+def _keep_first(ragged, counts):
+    """The first counts[i] values of each row i."""
+    positions = tf.ragged.range(ragged.row_lengths())
+    return tf.ragged.boolean_mask(ragged, positions < counts[:, None])

@@ -1,0 +1,80 @@
+"""bert_tf.text_graph: the in-graph tokenizer gives FullTokenizer's ids, and packs as
+bert_tf.packing does."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from test_tokenization import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
+
+from bert_tf import tokenization
+from bert_tf.errors import InputError
+from bert_tf.packing import pack_tokens, pad_inputs
+from bert_tf.text_graph import InGraphTokenizer
+
+# Texts on which the in-graph tokenizer differs from the original; each is explained in
+# text_graph.py's docstring. Keep this empty where possible.
+KNOWN_DIFFERENCES: set[str] = set()
+
+
+def _cases() -> list[dict]:
+    with open(CASES_FILE, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+@pytest.mark.parametrize(
+    ("case_name", "vocab_file", "do_lower_case"),
+    [("uncased", UNCASED_VOCAB, True), ("cased", CASED_VOCAB, False)],
+)
+def test_ids_equal_the_originals_on_the_oracle_cases(case_name, vocab_file, do_lower_case):
+    cases = _cases()
+    tokenizer = InGraphTokenizer(str(vocab_file), do_lower_case=do_lower_case)
+    ids = tokenizer.tokenize(tf.constant([case["text"] for case in cases])).to_list()
+    mismatches = [
+        f"{case['text']!r}: got {got} expected {case[f'{case_name}_ids']}"
+        for case, got in zip(cases, ids, strict=True)
+        if got != case[f"{case_name}_ids"] and case["text"] not in KNOWN_DIFFERENCES
+    ]
+    assert not mismatches, f"{len(mismatches)} of {len(cases)} differ:\n" + "\n".join(
+        mismatches[:10]
+    )
+
+
+def test_bytes_that_are_not_utf8_are_dropped():
+    tokenizer = InGraphTokenizer(str(UNCASED_VOCAB))
+    full = tokenization.FullTokenizer(str(UNCASED_VOCAB))
+    text = b"caf\xff\xfeing hello"
+    expected = full.convert_tokens_to_ids(full.tokenize(text))
+    assert tokenizer.tokenize(tf.constant([text])).to_list() == [expected]
+
+
+@pytest.mark.parametrize("seq_length", [5, 6, 8, 12, 40])
+def test_packing_truncates_and_pads_as_the_python_packing(seq_length):
+    rng = np.random.default_rng(seq_length)
+    pairs = [(int(a), int(b)) for a, b in rng.integers(0, 12, (40, 2))]
+    pairs += [(0, 0), (3, 0), (0, 3), (seq_length, seq_length), (seq_length, 1)]
+    tokenizer = InGraphTokenizer(str(UNCASED_VOCAB))
+    a = tf.ragged.constant([list(range(100, 100 + la)) for la, _ in pairs], tf.int64)
+    b = tf.ragged.constant([list(range(200, 200 + lb)) for _, lb in pairs], tf.int64)
+    packed = {k: v.numpy() for k, v in tokenizer.pack(a, b, seq_length).items()}
+    vocab = tokenization.load_vocab(UNCASED_VOCAB)
+    for i, (la, lb) in enumerate(pairs):
+        tokens, segments = pack_tokens(
+            [str(t) for t in range(100, 100 + la)], [str(t) for t in range(200, 200 + lb)],
+            seq_length,
+        )  # fmt: skip
+        ids = [vocab[t] if t in ("[CLS]", "[SEP]") else int(t) for t in tokens]
+        ids, mask, segments = pad_inputs(ids, segments, seq_length)
+        assert packed["input_ids"][i].tolist() == ids, (la, lb)
+        assert packed["input_mask"][i].tolist() == mask, (la, lb)
+        assert packed["segment_ids"][i].tolist() == segments, (la, lb)
+
+
+def test_a_vocab_with_a_token_twice_is_refused(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nhello\n", encoding="utf-8")
+    with pytest.raises(InputError, match=r"vocab.txt:6: token 'hello' already on line 5"):
+        InGraphTokenizer(str(vocab))
