@@ -212,6 +212,11 @@ def run_classifier(options: ClassifierOptions) -> dict:
         logger.info("restored %s (step %d)", resumed, trainer.global_step)
     elif options.init_checkpoint:
         logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+    elif not options.do_train:
+        raise InputError(
+            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
+            "is given: there is no trained model to evaluate, predict with or export"
+        )
 
     if options.do_train:
         train_file = os.path.join(options.output_dir, "train.tf_record")

@@ -1,0 +1,260 @@
+"""run_classifier.py end to end on a tiny BERT: the original's outputs (eval_results.txt,
+test_results.tsv), GLUE submission files, a SavedModel whose raw-text signature gives the
+same probabilities in a process that imports only tensorflow and tensorflow_text, and one
+clear error line for each kind of bad input."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script
+from test_glue_data import write_tsv
+
+from bert_tf.config import BertConfig
+
+VOCAB = str(SAMPLE_DATA / "vocab.txt")
+MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
+SENTENCES = [
+    "The company said profits rose in the third quarter.",
+    "Shares fell sharply after the announcement on Monday.",
+    "He told reporters the deal would close next year.",
+    "The court ruled against the government on Tuesday.",
+    "Officials said the storm caused heavy damage.",
+    "The team won its fourth straight game.",
+]
+
+
+def mrpc_rows(count: int, seed: int, test: bool = False) -> list[list[str]]:
+    rng = np.random.default_rng(seed)
+    rows = [["index", *MRPC_HEADER[1:]] if test else MRPC_HEADER]
+    for i in range(count):
+        a, b = rng.choice(len(SENTENCES), 2)
+        label = str(i) if test else str(int(a == b or rng.random() < 0.3))
+        rows.append([label, str(i), str(i + 1), SENTENCES[a], SENTENCES[b]])
+    return rows
+
+
+@pytest.fixture(scope="module")
+def setup(tmp_path_factory) -> dict:
+    root = tmp_path_factory.mktemp("glue")
+    data = root / "MRPC"
+    write_tsv(data / "train.tsv", mrpc_rows(20, 0))
+    write_tsv(data / "dev.tsv", mrpc_rows(11, 1))
+    write_tsv(data / "test.tsv", mrpc_rows(7, 2, test=True))
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )
+    config_file = str(root / "bert_config.json")
+    config.to_json_file(config_file)
+    return {"root": root, "data": str(data), "config": config_file}
+
+
+def classifier_args(setup, output_dir, *extra: str) -> list[str]:
+    return [
+        "run_classifier.py",
+        "--task_name=MRPC",
+        f"--data_dir={setup['data']}",
+        f"--vocab_file={VOCAB}",
+        f"--bert_config_file={setup['config']}",
+        f"--output_dir={output_dir}",
+        "--max_seq_length=32",
+        "--train_batch_size=4",
+        "--eval_batch_size=4",
+        "--predict_batch_size=4",
+        "--num_train_epochs=1",
+        "--learning_rate=1e-3",
+        "--seed=1",
+        *extra,
+    ]
+
+
+@pytest.fixture(scope="module")
+def trained(setup) -> dict:
+    output_dir = setup["root"] / "out"
+    export_dir = setup["root"] / "export"
+    args = classifier_args(
+        setup, output_dir, "--do_train", "--do_eval", "--do_predict", f"--export_dir={export_dir}"
+    )
+    result = run_script(*args, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return {"output_dir": output_dir, "export_dir": export_dir, "stderr": result.stderr}
+
+
+def test_writes_the_originals_outputs_and_the_glue_submission_file(trained):
+    out = trained["output_dir"]
+    for name in ("train.tf_record", "eval.tf_record", "predict.tf_record", "ckpt-5.index"):
+        assert (out / name).is_file(), name
+    results = dict(
+        line.split(" = ") for line in (out / "eval_results.txt").read_text().splitlines()
+    )
+    assert sorted(results) == ["eval_accuracy", "eval_f1", "eval_loss", "global_step", "loss"]
+    assert results["global_step"] == "5"  # int(20 / 4 * 1)
+    assert 0.0 <= float(results["eval_accuracy"]) <= 1.0
+    rows = [line.split("\t") for line in (out / "test_results.tsv").read_text().splitlines()]
+    assert len(rows) == 7 and all(len(row) == 2 for row in rows)
+    assert all(abs(sum(map(float, row)) - 1.0) < 1e-6 for row in rows)
+    submission = (out / "MRPC.tsv").read_text().splitlines()
+    assert submission[0] == "index\tprediction"
+    assert [line.split("\t")[0] for line in submission[1:]] == [str(i) for i in range(7)]
+    assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
+    assert "steps_per_second=" in trained["stderr"]
+
+
+LOAD_AND_SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the tokenizer uses)
+model = tf.saved_model.load(sys.argv[1])
+text_a, text_b = json.loads(sys.argv[2])
+text = model.signatures["serving_default"](text_a=tf.constant(text_a), text_b=tf.constant(text_b))
+ids = model.signatures["serve"](
+    input_ids=tf.constant([[2, 7592, 3]]), input_mask=tf.constant([[1, 1, 1]]),
+    segment_ids=tf.constant([[0, 0, 0]]),
+)
+imported = sorted(m.split(".")[0] for m in sys.modules if m.split(".")[0] in ("bert_tf", "keras"))
+print(json.dumps({
+    "probabilities": text["probabilities"].numpy().tolist(),
+    "label": [x.decode() for x in text["label"].numpy()],
+    "ids_probabilities": ids["probabilities"].numpy().tolist(),
+    "imported": sorted(set(imported)),
+}))
+"""
+
+
+def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup):
+    test_rows = mrpc_rows(7, 2, test=True)[1:]
+    texts = [[row[3] for row in test_rows], [row[4] for row in test_rows]]
+    result = subprocess.run(
+        [sys.executable, "-c", LOAD_AND_SERVE, str(trained["export_dir"]), json.dumps(texts)],
+        cwd=setup["root"],
+        env={**SCRIPT_ENV, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.splitlines()[-1])
+    assert served["imported"] == [] or served["imported"] == ["keras"]  # never bert_tf
+    in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
+    np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
+    submitted = [line.split("\t")[1] for line in
+                 (trained["output_dir"] / "MRPC.tsv").read_text().splitlines()[1:]]  # fmt: skip
+    assert served["label"] == submitted
+    assert np.asarray(served["ids_probabilities"]).shape == (1, 2)
+    meta = json.loads((trained["export_dir"] / "assets.extra" / "bert_tf.json").read_text())
+    assert meta == {
+        "do_lower_case": True,
+        "max_seq_length": 32,
+        "labels": ["0", "1"],
+        "text_pairs": True,
+    }  # noqa: E501
+    assert (trained["export_dir"] / "assets" / "vocab.txt").is_file()
+
+
+def test_saved_model_cli_lists_both_signatures(trained):
+    cli = os.path.join(os.path.dirname(sys.executable), "saved_model_cli")
+    result = subprocess.run(
+        [cli, "show", "--dir", str(trained["export_dir"]), "--all"],
+        env=SCRIPT_ENV,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert "signature_def['serving_default']" in result.stdout
+    assert "signature_def['serve']" in result.stdout
+    assert "inputs['text_a']" in result.stdout and "inputs['input_ids']" in result.stdout
+
+
+def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
+    export_dir = setup["root"] / "export_again"
+    result = run_script(
+        *classifier_args(setup, trained["output_dir"], f"--export_dir={export_dir}"), timeout=300
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert (export_dir / "saved_model.pb").is_file()
+
+
+def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
+    header = [
+        "index",
+        "genre",
+        "filename",
+        "year",
+        "old_index",
+        "source1",
+        "source2",
+        "sentence1",
+        "sentence2",
+        "score",
+    ]  # noqa: E501
+    rng = np.random.default_rng(3)
+    rows = [header] + [
+        [
+            str(i),
+            "g",
+            "f",
+            "y",
+            "o",
+            "s",
+            "s",
+            SENTENCES[i % 6],
+            SENTENCES[(i * 5) % 6],
+            f"{rng.uniform(0, 5):.3f}",
+        ]  # noqa: E501
+        for i in range(12)
+    ]
+    data = tmp_path / "STS-B"
+    write_tsv(data / "train.tsv", rows)
+    write_tsv(data / "dev.tsv", rows)
+    args = classifier_args(setup, tmp_path / "out", "--do_train", "--do_eval")
+    args = [
+        a.replace("--task_name=MRPC", "--task_name=STS-B").replace(setup["data"], str(data))
+        for a in args
+    ]  # noqa: E501
+    result = run_script(*args, timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    results = (tmp_path / "out" / "eval_results.txt").read_text()
+    assert "eval_pearson = " in results and "eval_spearmanr = " in results
+    assert "eval_accuracy" not in results
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        ({"--task_name": "mrcp"}, "--task_name='mrcp' is not a task; expected one of"),
+        (
+            {"--max_seq_length": "100"},
+            "--max_seq_length=100 is longer than max_position_embeddings=64",
+        ),  # noqa: E501
+        (
+            {"--init_checkpoint": "models/cased_L-12_H-768_A-12/bert_model.ckpt"},
+            "--do_lower_case=True does not match --init_checkpoint",
+        ),
+        ({"--data_dir": "/nonexistent"}, "/nonexistent/train.tsv: no such file"),
+        ({"bad_row": True}, "train.tsv:3: 4 tab-separated columns; expected 5"),
+        ({"--do_train": "false"}, "holds no checkpoint and no --init_checkpoint"),
+    ],
+)
+def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
+    args = classifier_args(setup, tmp_path / "out", "--do_train", "--do_eval")
+    if change.pop("bad_row", False):
+        rows = mrpc_rows(5, 0)
+        rows[2] = rows[2][:4]
+        write_tsv(tmp_path / "bad" / "train.tsv", rows)
+        args = [a.replace(setup["data"], str(tmp_path / "bad")) for a in args]
+    for flag, value in change.items():
+        args = [a for a in args if not a.startswith(flag + "=") and a != flag] + [f"{flag}={value}"]  # noqa: E501
+    line = error_line(run_script(*args, timeout=300), "run_classifier.py")
+    assert message in line, line
