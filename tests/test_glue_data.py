@@ -185,8 +185,9 @@ def test_xnli_dev_keeps_only_chinese_rows(tmp_path):
         ),  # noqa: E501
         (
             [["index", "sentence1", "sentence2", "label"], ["0", "a", "b", "maybe"]],
-            r"train.tsv:2: unknown label 'maybe'; expected one of \['entailment', 'not_entailment'\]",
-        ),  # noqa: E501
+            r"train.tsv:2: unknown label 'maybe'; expected one of "
+            r"\['entailment', 'not_entailment'\]",
+        ),
         ([["index", "sentence1", "sentence2", "label"]], r"train.tsv: the file has no examples"),
         ([], r"train.tsv: the file has no examples"),
     ],
