@@ -258,3 +258,37 @@ def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
         args = [a for a in args if not a.startswith(flag + "=") and a != flag] + [f"{flag}={value}"]  # noqa: E501
     line = error_line(run_script(*args, timeout=300), "run_classifier.py")
     assert message in line, line
+
+
+def test_the_paper_search_summarizes_learning_rates_and_restarts(setup, tmp_path):
+    bert_dir = tmp_path / "bert"
+    made = run_script(
+        "scripts/make_random_bert.py",
+        f"--bert_config_file={setup['config']}",
+        f"--output_dir={bert_dir}",
+    )
+    assert made.returncode == 0, made.stderr[-2000:]
+    (bert_dir / "vocab.txt").write_text(open(VOCAB, encoding="utf-8").read(), encoding="utf-8")
+    glue_dir = setup["root"]  # holds MRPC/
+    result = run_script(
+        "scripts/paper/glue_search.py",
+        "--tasks=MRPC",
+        f"--glue_dir={glue_dir}",
+        f"--bert_dir={bert_dir}",
+        f"--output_dir={tmp_path / 'search'}",
+        "--learning_rates=5e-5,2e-5",
+        "--restarts=2",
+        "--max_seq_length=32",
+        "--train_batch_size=8",
+        "--num_train_epochs=1",
+        "--max_train_examples=16",
+        timeout=900,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = (tmp_path / "search" / "summary.tsv").read_text().splitlines()
+    assert rows[0].split("\t") == ["task", "metric", "lr", "runs", "mean", "std", "best", "best_lr"]
+    assert [row.split("\t")[:4] for row in rows[1:]] == [
+        ["MRPC", "eval_f1", "5e-5", "2"],
+        ["MRPC", "eval_f1", "2e-5", "2"],
+    ]
+    assert sum(row.endswith("*") for row in rows[1:]) == 1

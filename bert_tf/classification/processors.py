@@ -95,6 +95,11 @@ class DataProcessor:
     def get_test_examples(self, data_dir: str) -> list[InputExample]:
         return self.get_examples(data_dir, "test")
 
+    def split_file(self, split: str) -> tuple[str, bool]:
+        """(file name under data_dir, whether it has a header row) of `split`."""
+        file_name, header = self._columns[split][:2]
+        return file_name, header
+
     def splits(self) -> list[str]:
         return list(self._columns)
 

@@ -1,0 +1,188 @@
+"""The paper's GLUE fine-tuning search (Sec. 4.1, Table 1): for each task, every learning rate
+of {5e-5, 4e-5, 3e-5, 2e-5} at batch 32 for 3 epochs, with several restarts (seeds: a new
+shuffle and classifier initialization) for the small data sets, and the best on Dev.
+
+Each run is `run_classifier.py --do_train --do_eval` in its own output directory
+(OUT/<task>/lr<lr>_seed<seed>/); a run whose eval_results.txt exists is not run again, so the
+search resumes. At the end, OUT/summary.tsv and a printed table give per task and learning
+rate the mean, standard deviation and best of the task's GLUE metric over the restarts, and
+the best learning rate (by mean) per task.
+
+    python scripts/paper/glue_search.py --tasks=MRPC,RTE --glue_dir=$GLUE_DIR \
+      --bert_dir=$BERT_BASE_DIR --output_dir=output/glue_search --restarts=5
+
+--max_train_examples / --max_eval_examples cut the data (for a quick run on a CPU).
+Extra flags for run_classifier.py go after `--`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
+sys.path.insert(0, REPO)
+
+from bert_tf.classification.processors import get_processor  # noqa: E402
+
+# The metric GLUE ranks each task by (Table 1: F1 for MRPC/QQP, Spearman for STS-B, Matthews
+# correlation for CoLA, accuracy elsewhere).
+MAIN_METRIC = {"MRPC": "f1", "QQP": "f1", "STS-B": "spearmanr", "CoLA": "mcc"}
+# The small data sets, where the paper restarts BERT-LARGE several times (Sec. 4.1).
+SMALL_TASKS = ("CoLA", "STS-B", "MRPC", "RTE", "WNLI")
+# Where the GLUE download puts each task.
+GLUE_DIRS = {"MNLI-m": "MNLI"}
+
+
+def main_metric(processor) -> str:
+    return "eval_" + MAIN_METRIC.get(processor.name, "accuracy")
+
+
+def read_results(path: str) -> dict[str, float]:
+    with open(path, encoding="utf-8") as f:
+        return {k: float(v) for k, v in (line.strip().split(" = ") for line in f if " = " in line)}
+
+
+def truncated_copy(source_dir: str, target_dir: str, processor, limits: dict[str, int]) -> str:
+    """A copy of the task's train/dev files with at most limits[split] examples each."""
+    os.makedirs(target_dir, exist_ok=True)
+    for split, limit in limits.items():
+        file_name, header = processor.split_file(split)
+        with open(os.path.join(source_dir, file_name), encoding="utf-8-sig") as f:
+            lines = f.readlines()
+        keep = lines[: limit + (1 if header else 0)] if limit else lines
+        target = os.path.join(target_dir, file_name)
+        os.makedirs(os.path.dirname(target), exist_ok=True)
+        with open(target, "w", encoding="utf-8") as f:
+            f.writelines(keep)
+    return target_dir
+
+
+def run(args, extra: list[str]) -> list[dict]:
+    rows = []
+    for task in args.tasks.split(","):
+        processor = get_processor(task)
+        data_dir = os.path.join(args.glue_dir, GLUE_DIRS.get(processor.name, processor.name))
+        if args.max_train_examples or args.max_eval_examples:
+            limits = {"train": args.max_train_examples, "dev": args.max_eval_examples}
+            data_dir = truncated_copy(
+                data_dir, os.path.join(args.output_dir, "data", processor.name), processor, limits
+            )
+        for lr in args.learning_rates.split(","):
+            restarts = args.restarts
+            if args.small_task_restarts and processor.name in SMALL_TASKS:
+                restarts = args.small_task_restarts
+            for seed in range(restarts):
+                out = os.path.join(args.output_dir, processor.name, f"lr{lr}_seed{seed}")
+                results_file = os.path.join(out, "eval_results.txt")
+                if not os.path.isfile(results_file):
+                    command = [
+                        sys.executable,
+                        os.path.join(REPO, "run_classifier.py"),
+                        f"--task_name={task}",
+                        "--do_train",
+                        "--do_eval",
+                        f"--data_dir={data_dir}",
+                        f"--vocab_file={os.path.join(args.bert_dir, 'vocab.txt')}",
+                        f"--bert_config_file={os.path.join(args.bert_dir, 'bert_config.json')}",
+                        f"--init_checkpoint={os.path.join(args.bert_dir, 'bert_model.ckpt')}",
+                        f"--do_lower_case={args.do_lower_case}",
+                        f"--max_seq_length={args.max_seq_length}",
+                        f"--train_batch_size={args.train_batch_size}",
+                        f"--learning_rate={lr}",
+                        f"--num_train_epochs={args.num_train_epochs}",
+                        f"--seed={seed}",
+                        f"--output_dir={out}",
+                        *extra,
+                    ]
+                    print(f"== {processor.name} lr={lr} seed={seed}", flush=True)
+                    subprocess.run(command, check=True)
+                results = read_results(results_file)
+                rows.append(
+                    {
+                        "task": processor.name,
+                        "lr": lr,
+                        "seed": seed,
+                        "metric": main_metric(processor),
+                        "value": results[main_metric(processor)],
+                    }
+                )
+    return rows
+
+
+def summarize(rows: list[dict]) -> list[dict]:
+    """Per task and learning rate: mean, std and best over the restarts; the best lr marked."""
+    summary = []
+    for task in dict.fromkeys(row["task"] for row in rows):
+        task_rows = [row for row in rows if row["task"] == task]
+        per_lr = []
+        for lr in dict.fromkeys(row["lr"] for row in task_rows):
+            values = [row["value"] for row in task_rows if row["lr"] == lr]
+            per_lr.append(
+                {
+                    "task": task,
+                    "metric": task_rows[0]["metric"],
+                    "lr": lr,
+                    "runs": len(values),
+                    "mean": statistics.fmean(values),
+                    "std": statistics.pstdev(values),
+                    "best": max(values),
+                }
+            )
+        best = max(per_lr, key=lambda r: r["mean"])
+        for row in per_lr:
+            row["best_lr"] = "*" if row is best else ""
+        summary += per_lr
+    return summary
+
+
+def write_summary(summary: list[dict], path: str) -> str:
+    columns = ["task", "metric", "lr", "runs", "mean", "std", "best", "best_lr"]
+    lines = ["\t".join(columns)]
+    for row in summary:
+        lines.append(
+            "\t".join(f"{row[c]:.4f}" if isinstance(row[c], float) else str(row[c]) for c in columns)
+        )
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    table = [f"{'task':8} {'metric':16} {'lr':>6} {'runs':>4} {'mean':>7} {'std':>7} {'best':>7}"]
+    for row in summary:
+        table.append(
+            f"{row['task']:8} {row['metric']:16} {row['lr']:>6} {row['runs']:>4} "
+            f"{row['mean']:7.4f} {row['std']:7.4f} {row['best']:7.4f} {row['best_lr']}"
+        )
+    return "\n".join(table)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--tasks", default="MNLI,QQP,QNLI,SST-2,CoLA,STS-B,MRPC,RTE")
+    parser.add_argument("--glue_dir", required=True, help="holds one folder per task (MRPC/...)")
+    parser.add_argument("--bert_dir", required=True, help="vocab.txt, bert_config.json, ckpt")
+    parser.add_argument("--output_dir", required=True)
+    parser.add_argument("--learning_rates", default="5e-5,4e-5,3e-5,2e-5")
+    parser.add_argument("--restarts", type=int, default=1, help="seeds per learning rate")
+    parser.add_argument(
+        "--small_task_restarts", type=int, default=0, help="for CoLA/STS-B/MRPC/RTE; 0: --restarts"
+    )
+    parser.add_argument("--train_batch_size", type=int, default=32)
+    parser.add_argument("--num_train_epochs", type=float, default=3.0)
+    parser.add_argument("--max_seq_length", type=int, default=128)
+    parser.add_argument("--do_lower_case", default="true")
+    parser.add_argument("--max_train_examples", type=int, default=0, help="0: all")
+    parser.add_argument("--max_eval_examples", type=int, default=0, help="0: all")
+    args, extra = parser.parse_known_args()
+    extra = [a for a in extra if a != "--"]
+    rows = run(args, extra)
+    summary = summarize(rows)
+    print(write_summary(summary, os.path.join(args.output_dir, "summary.tsv")))
+    print(f"summary written to {os.path.join(args.output_dir, 'summary.tsv')}")
+
+
+if __name__ == "__main__":
+    main()
