@@ -143,9 +143,8 @@ def write_summary(summary: list[dict], path: str) -> str:
     columns = ["task", "metric", "lr", "runs", "mean", "std", "best", "best_lr"]
     lines = ["\t".join(columns)]
     for row in summary:
-        lines.append(
-            "\t".join(f"{row[c]:.4f}" if isinstance(row[c], float) else str(row[c]) for c in columns)
-        )
+        cells = [f"{row[c]:.4f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
+        lines.append("\t".join(cells))
     tmp = path + ".tmp"
     with open(tmp, "w", encoding="utf-8") as f:
         f.write("\n".join(lines) + "\n")

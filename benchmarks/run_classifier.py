@@ -1,0 +1,148 @@
+"""Fine-tuning and prediction throughput of the GLUE classifier, printed as a table.
+
+For BERT-Tiny (L=2, H=128) and BERT-Base (L=12, H=768) at sequence length 128:
+- fine-tuning examples/s: `Trainer.run_steps` of `run_classifier.py` (AdamWeightDecay, clip,
+  dropout), batch 32;
+- prediction examples/s in process (`Trainer.predict`'s model call, no dropout) and through the
+  exported SavedModel's `serve` (ids) and `serving_default` (raw text, tokenized in the graph)
+  signatures, at batch 1 and 32.
+
+    python benchmarks/run_classifier.py                 # tiny and base, float32
+    python benchmarks/run_classifier.py --sizes=tiny --dtype=mixed_bfloat16
+
+Each number is the best of --repeats timed windows after a warm-up in one process (timings
+between fresh processes vary more on shared machines; see benchmarks/README.md).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+import tempfile
+import time
+
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+import keras  # noqa: E402
+import numpy as np  # noqa: E402
+import tensorflow as tf  # noqa: E402
+
+from bert_tf.classification.objective import Classification  # noqa: E402
+from bert_tf.config import BertConfig  # noqa: E402
+from bert_tf.optimization import create_optimizer  # noqa: E402
+from bert_tf.serving import export_classifier  # noqa: E402
+from bert_tf.training import Trainer  # noqa: E402
+
+SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
+VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sample_data", "vocab.txt")
+SENTENCE = "the quick brown fox jumps over the lazy dog near the river bank " * 6
+
+
+def best_rate(function, examples: int, seconds: float, repeats: int) -> float:
+    """Examples/s of the fastest of `repeats` windows of about `seconds` each."""
+    function()  # warm-up (tracing, compilation)
+    rates = []
+    for _ in range(repeats):
+        calls, start = 0, time.perf_counter()
+        while True:
+            function()
+            calls += 1
+            elapsed = time.perf_counter() - start
+            if elapsed >= seconds:
+                break
+        rates.append(calls * examples / elapsed)
+    return max(rates)
+
+
+def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float) -> list[tuple]:
+    keras.config.set_dtype_policy(dtype)
+    layers, hidden = SIZES[size]
+    config = BertConfig(
+        vocab_size=30522,
+        hidden_size=hidden,
+        num_hidden_layers=layers,
+        num_attention_heads=max(1, hidden // 64),
+        intermediate_size=4 * hidden,
+        type_vocab_size=2,
+    )
+    objective = Classification(2)
+    model = objective.build_model(config)
+    trainer = Trainer(
+        tf.distribute.get_strategy(),
+        model,
+        objective,
+        create_optimizer(2e-5, 1000, 100),
+        checkpoint_dir=None,
+    )
+    rng = np.random.default_rng(0)
+
+    def batch(n):
+        return {
+            "input_ids": rng.integers(1000, 30000, (n, seq_length)).astype(np.int32),
+            "input_mask": np.ones((n, seq_length), np.int32),
+            "segment_ids": np.zeros((n, seq_length), np.int32),
+            "label_ids": rng.integers(0, 2, n).astype(np.int32),
+            "is_real_example": np.ones(n, np.int32),
+        }
+
+    rows = []
+    train_batch = batch(32)
+    iterator = trainer.distribute(tf.data.Dataset.from_tensors(train_batch).repeat())
+    steps = 5 if size != "base" else 1
+    rate = best_rate(lambda: trainer.run_steps(iterator, steps), 32 * steps, seconds, repeats)
+    rows.append((size, dtype, "fine-tune (in process)", 32, rate))
+
+    predict = tf.function(lambda features: model(features, training=False)["logits"])
+    export_dir = tempfile.mkdtemp(prefix="bench_export_")
+    export_classifier(model, export_dir, VOCAB, True, seq_length, ["0", "1"])
+    saved = tf.saved_model.load(export_dir)
+    serve, serve_text = saved.signatures["serve"], saved.signatures["serving_default"]
+    for n in (1, 32):
+        features = {
+            k: tf.constant(v)
+            for k, v in batch(n).items()
+            if k.endswith("_ids") or k == "input_mask"
+        }  # noqa: E501
+        features.pop("label_ids")
+        rows.append(
+            (size, dtype, "predict (in process)", n,
+             best_rate(lambda f=features: predict(f).numpy(), n, seconds, repeats))
+        )  # fmt: skip
+        rows.append(
+            (size, dtype, "predict (SavedModel, ids)", n,
+             best_rate(lambda f=features: serve(**f)["probabilities"].numpy(), n, seconds, repeats))
+        )  # fmt: skip
+        text = tf.constant([SENTENCE] * n)
+        rows.append(
+            (size, dtype, "predict (SavedModel, raw text)", n,
+             best_rate(lambda t=text: serve_text(text_a=t, text_b=t)["probabilities"].numpy(), n,
+                       seconds, repeats))
+        )  # fmt: skip
+    return rows
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--sizes", default="tiny,base")
+    parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--seq_length", type=int, default=128)
+    parser.add_argument("--repeats", type=int, default=3)
+    parser.add_argument("--seconds", type=float, default=3.0, help="length of a timed window")
+    args = parser.parse_args()
+    import tensorflow_text  # noqa: F401  (the SavedModel's tokenizer ops)
+
+    rows = []
+    for size in args.sizes.split(","):
+        rows += measure(size, args.dtype, args.seq_length, args.repeats, args.seconds)
+    print(f"GLUE classifier, seq {args.seq_length}; best of {args.repeats} windows of "
+          f"{args.seconds:g} s; {os.cpu_count()} cores; TF {tf.__version__}")  # fmt: skip
+    print(f"{'size':6} {'dtype':15} {'what':32} {'batch':>5} {'examples/s':>11}")
+    print("-" * 73)
+    for size, dtype, what, n, rate in rows:
+        print(f"{size:6} {dtype:15} {what:32} {n:>5} {rate:>11.1f}")
+
+
+if __name__ == "__main__":
+    main()
