@@ -78,3 +78,21 @@ def test_a_vocab_with_a_token_twice_is_refused(tmp_path):
     vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nhello\n", encoding="utf-8")
     with pytest.raises(InputError, match=r"vocab.txt:6: token 'hello' already on line 5"):
         InGraphTokenizer(str(vocab))
+
+
+def test_ids_equal_the_originals_on_the_glue_dev_sets(shared_oracle):
+    glue = shared_oracle.parent / "data" / "glue"
+    if not glue.is_dir():
+        pytest.skip("../shared/data/glue is absent")
+    from bert_tf.classification.processors import get_processor
+
+    texts = []
+    for task in ("MRPC", "RTE", "STS-B", "SST-2"):
+        for example in get_processor(task).get_dev_examples(str(glue / task)):
+            texts += [example.text_a] + ([example.text_b] if example.text_b else [])
+    full = tokenization.FullTokenizer(str(UNCASED_VOCAB), do_lower_case=True)
+    expected = [full.convert_tokens_to_ids(full.tokenize(text)) for text in texts]
+    got = InGraphTokenizer(str(UNCASED_VOCAB)).tokenize(tf.constant(texts)).to_list()
+    differing = [text for text, a, b in zip(texts, got, expected, strict=True) if a != b]
+    assert len(texts) > 5000
+    assert not differing, f"{len(differing)} of {len(texts)} differ, first: {differing[:3]}"
