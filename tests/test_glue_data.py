@@ -315,3 +315,20 @@ def test_tfds_data_that_is_not_prepared_is_one_clear_error(tmp_path):
 
     with pytest.raises(InputError, match=r"glue/rte \(split validation\) is not prepared"):
         tfds_examples(get_processor("rte"), "dev", str(tmp_path))
+
+
+def test_a_left_to_right_model_fine_tunes_left_to_right(tmp_path):
+    from test_pretraining_objectives import CONFIG
+
+    from bert_tf.config import BertConfig
+    from bert_tf.modeling.classifier import BertClassifier
+    from bert_tf.pretraining.objectives import get_objective
+    from bert_tf.pretraining.run import PretrainingOptions, export_pretrained
+
+    # run_pretraining --objective=ltr exports bert_config.json with causal_attention: true.
+    options = PretrainingOptions("unused", "unused", str(tmp_path), objective="ltr")
+    export_pretrained(get_objective("ltr").build_model(CONFIG), CONFIG, options)
+    causal = BertConfig.from_json_file(tmp_path / "pretrained" / "bert_config.json")
+    assert causal.extra == {"causal_attention": True}
+    assert BertClassifier(causal, 2).encoder.causal
+    assert not BertClassifier(CONFIG, 2).encoder.causal

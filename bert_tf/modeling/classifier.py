@@ -34,7 +34,10 @@ class BertClassifier(keras.Model):
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        encoder = encoder or BertEncoder(config)
+        # A left-to-right pre-trained model (run_pretraining --objective=ltr) stays causal.
+        encoder = encoder or BertEncoder(
+            config, causal=bool(config.extra.get("causal_attention", False))
+        )
         inputs = dict(encoder.input)
         outputs = dict(encoder(inputs))
         outputs["logits"] = ClassifierHead(

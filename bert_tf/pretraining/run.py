@@ -261,7 +261,7 @@ def export_pretrained(model, config: BertConfig, options: PretrainingOptions) ->
     config = BertConfig.from_dict(config.to_dict())
     if options.objective == "ltr":
         # Not an original key: tells fine-tuning that this model attends left to right.
-        config.causal_attention = True
+        config.extra["causal_attention"] = True
     config.to_json_file(os.path.join(directory, "bert_config.json"))
     if options.vocab_file:
         shutil.copyfile(options.vocab_file, os.path.join(directory, "vocab.txt"))
