@@ -10,6 +10,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 
 import tensorflow as tf
@@ -90,3 +91,59 @@ def warn_if_slow(strategy: tf.distribute.Strategy, dtype: str, use_xla: bool) ->
             "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
             "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
         )
+
+
+@dataclasses.dataclass(kw_only=True)
+class RuntimeOptions:
+    """The flags every training script shares: the original's TPU flags (same defaults) and
+    ours for distribution, precision, XLA, accumulation, seed, logging and checkpoints."""
+
+    use_tpu: bool = False
+    tpu_name: str | None = None
+    tpu_zone: str | None = None
+    gcp_project: str | None = None
+    master: str | None = None
+    num_tpu_cores: int = 8
+    distribution_strategy: str = "one_device"
+    num_gpus: int = 1
+    dtype: str = "float32"
+    use_xla: bool = False
+    gradient_accumulation_steps: int = 1
+    seed: int | None = None
+    log_steps: int = 100
+    keep_checkpoint_max: int = 5
+
+    def check_runtime(self) -> None:
+        """Raises `InputError` naming the first of these flags whose value cannot work."""
+        from bert_tf.training import DTYPES
+
+        for name, allowed in {"distribution_strategy": STRATEGIES, "dtype": DTYPES}.items():
+            if getattr(self, name) not in allowed:
+                raise InputError(
+                    f"--{name}={getattr(self, name)}; expected one of {', '.join(allowed)}"
+                )
+        check_positive(
+            self, "num_gpus", "gradient_accumulation_steps", "log_steps", "keep_checkpoint_max"
+        )
+
+    @property
+    def strategy_name(self) -> str:
+        # As the original: --use_tpu (or a --tpu_name) means a TPU.
+        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
+
+    def make_strategy(self) -> tf.distribute.Strategy:
+        """The strategy the flags ask for (call before any other TensorFlow work)."""
+        return get_strategy(
+            self.strategy_name,
+            num_gpus=self.num_gpus,
+            tpu_name=self.tpu_name or self.master,
+            tpu_zone=self.tpu_zone,
+            gcp_project=self.gcp_project,
+        )
+
+
+def check_positive(options, *names: str) -> None:
+    """Raises `InputError` naming the first flag of `names` that is below 1."""
+    for name in names:
+        if getattr(options, name) < 1:
+            raise InputError(f"--{name}={getattr(options, name)}; expected a positive integer")

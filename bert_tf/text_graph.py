@@ -37,29 +37,29 @@ _SPACES = r"[ \x{2028}\x{2029}]+"
 MAX_INPUT_CHARS_PER_WORD = 200
 
 
-def normalized_vocab_file(vocab_file: str, directory: str) -> str:
+def normalized_vocab_file(vocab_file: str, directory: str) -> tuple[str, dict[str, int]]:
     """Writes the vocab as `load_vocab` reads it (each line stripped) to directory/vocab.txt
-    and returns that path: the table is keyed by whole lines.
+    (the table is keyed by whole lines); returns that path and the token -> id map.
 
     Raises:
         InputError: the vocab has a token twice (its ids would be ambiguous in a table).
     """
     tokens = []
-    seen: dict[str, int] = {}
+    ids: dict[str, int] = {}
     with open(vocab_file, encoding="utf-8", errors="ignore") as f:
-        for line_number, line in enumerate(f, start=1):
+        for index, line in enumerate(f):
             token = line.strip()
-            if token in seen:
+            if token in ids:
                 raise InputError(
-                    f"{vocab_file}:{line_number}: token {token!r} already on line {seen[token]}; "
-                    "a vocab must list each token once"
+                    f"{vocab_file}:{index + 1}: token {token!r} already on line "
+                    f"{ids[token] + 1}; a vocab must list each token once"
                 )
-            seen[token] = line_number
+            ids[token] = index
             tokens.append(token)
     path = os.path.join(directory, "vocab.txt")
     with open(path, "w", encoding="utf-8") as f:
         f.write("".join(token + "\n" for token in tokens))
-    return path
+    return path, ids
 
 
 class InGraphTokenizer(tf.Module):
@@ -75,7 +75,8 @@ class InGraphTokenizer(tf.Module):
     def __init__(self, vocab_file: str, do_lower_case: bool = True) -> None:
         super().__init__(name="tokenizer")
         self._scratch = tempfile.mkdtemp(prefix="bert_tf_vocab_")
-        self.vocab_asset = tf.saved_model.Asset(normalized_vocab_file(vocab_file, self._scratch))
+        normalized, vocab = normalized_vocab_file(vocab_file, self._scratch)
+        self.vocab_asset = tf.saved_model.Asset(normalized)
         self.do_lower_case = do_lower_case
         initializer = tf.lookup.TextFileInitializer(
             self.vocab_asset,
@@ -94,8 +95,6 @@ class InGraphTokenizer(tf.Module):
             unknown_token="[UNK]",
             split_unknown_characters=False,
         )
-        with open(self.vocab_asset.asset_path.numpy().decode(), encoding="utf-8") as f:
-            vocab = {line.rstrip("\n"): i for i, line in enumerate(f)}
         for token in ("[CLS]", "[SEP]", "[UNK]"):
             if token not in vocab:
                 raise InputError(f"{vocab_file}: the vocab has no {token} token")

@@ -7,8 +7,6 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Sequence
 
-import numpy as np
-
 from bert_tf.classification.processors import InputExample
 from bert_tf.fileio import atomic_open
 from bert_tf.packing import pack_tokens, pad_inputs
@@ -92,17 +90,3 @@ def write_features(features: Sequence[InputFeatures], output_file: str) -> None:
         for feature in features:
             writer.write(serialize_features(feature))
         writer.flush()
-
-
-def features_to_arrays(features: Sequence[InputFeatures]) -> dict[str, np.ndarray]:
-    """The features as arrays: [N, max_seq_length] int32 ids, [N] labels and is_real_example."""
-    regression = bool(features) and isinstance(features[0].label_id, float)
-    return {
-        "input_ids": np.array([f.input_ids for f in features], np.int32),
-        "input_mask": np.array([f.input_mask for f in features], np.int32),
-        "segment_ids": np.array([f.segment_ids for f in features], np.int32),
-        "label_ids": np.array(
-            [f.label_id for f in features], np.float32 if regression else np.int32
-        ),
-        "is_real_example": np.array([f.is_real_example for f in features], np.int32),
-    }

@@ -21,22 +21,23 @@ from bert_tf.classification.features import convert_examples_to_features, write_
 from bert_tf.classification.input_pipeline import classifier_dataset
 from bert_tf.classification.metrics import task_metrics
 from bert_tf.classification.objective import Classification
-from bert_tf.classification.processors import PROCESSORS, DataProcessor, get_processor
+from bert_tf.classification.processors import DataProcessor, get_processor
 from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
-from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.distribute import RuntimeOptions, check_batch, check_positive, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
 from bert_tf.optimization import create_optimizer
 from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
-from bert_tf.training import DTYPES, Trainer, write_eval_results, write_summaries
+from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
-class ClassifierOptions:
-    """The original's flags (same names and defaults) and ours (after `num_tpu_cores`)."""
+class ClassifierOptions(RuntimeOptions):
+    """The original's flags (same names and defaults) and ours; the TPU and runtime flags
+    are `RuntimeOptions`'."""
 
     data_dir: str | None
     bert_config_file: str
@@ -57,20 +58,6 @@ class ClassifierOptions:
     warmup_proportion: float = 0.1
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
-    use_tpu: bool = False
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    num_tpu_cores: int = 8
-    distribution_strategy: str = "one_device"
-    num_gpus: int = 1
-    dtype: str = "float32"
-    use_xla: bool = False
-    gradient_accumulation_steps: int = 1
-    seed: int | None = None
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
     use_tfds: bool = False
     tfds_data_dir: str | None = None
     export_dir: str | None = None
@@ -78,11 +65,7 @@ class ClassifierOptions:
     def check(self) -> None:
         """Raises `InputError` naming the first flag whose value cannot work."""
         get_processor(self.task_name)
-        for name, allowed in {"distribution_strategy": STRATEGIES, "dtype": DTYPES}.items():
-            if getattr(self, name) not in allowed:
-                raise InputError(
-                    f"--{name}={getattr(self, name)}; expected one of {', '.join(allowed)}"
-                )
+        self.check_runtime()
         if not (self.do_train or self.do_eval or self.do_predict or self.export_dir):
             raise InputError(
                 "at least one of --do_train, --do_eval, --do_predict or --export_dir is needed"
@@ -93,21 +76,15 @@ class ClassifierOptions:
             and (self.do_train or self.do_eval or self.do_predict)
         ):
             raise InputError("--data_dir is required (or --use_tfds to read tensorflow-datasets)")
-        positive = [
+        check_positive(
+            self,
             "max_seq_length",
             "train_batch_size",
             "eval_batch_size",
             "predict_batch_size",
             "save_checkpoints_steps",
             "iterations_per_loop",
-            "num_gpus",
-            "gradient_accumulation_steps",
-            "log_steps",
-            "keep_checkpoint_max",
-        ]
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise InputError(f"--{name}={getattr(self, name)}; expected a positive integer")
+        )
         if self.max_seq_length < 3:
             raise InputError(f"--max_seq_length={self.max_seq_length}; expected at least 3")
         if self.num_train_epochs <= 0:
@@ -117,27 +94,17 @@ class ClassifierOptions:
         if self.learning_rate <= 0:
             raise InputError(f"--learning_rate={self.learning_rate}; expected > 0")
 
-    @property
-    def strategy_name(self) -> str:
-        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
-
 
 def num_train_steps(num_examples: int, batch_size: int, epochs: float) -> int:
     """As the original: `int(num_examples / batch_size * epochs)`."""
     return int(num_examples / batch_size * epochs)
 
 
-class _Task:
-    """The processor plus where its examples come from (TSV files or tensorflow-datasets)."""
-
-    def __init__(self, processor: DataProcessor, options: ClassifierOptions) -> None:
-        self.processor = processor
-        self.options = options
-
-    def examples(self, split: str):
-        if self.options.use_tfds:
-            return tfds_examples(self.processor, split, self.options.tfds_data_dir)
-        return self.processor.get_examples(self.options.data_dir, split)
+def read_examples(processor: DataProcessor, options: ClassifierOptions, split: str):
+    """The examples of `split`, from the TSV files in --data_dir or from tensorflow-datasets."""
+    if options.use_tfds:
+        return tfds_examples(processor, split, options.tfds_data_dir)
+    return processor.get_examples(options.data_dir, split)
 
 
 def run_classifier(options: ClassifierOptions) -> dict:
@@ -149,7 +116,6 @@ def run_classifier(options: ClassifierOptions) -> dict:
     """
     options.check()
     processor = get_processor(options.task_name)
-    task = _Task(processor, options)
     validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
     config = BertConfig.from_json_file(options.bert_config_file)
     if options.max_seq_length > config.max_position_embeddings:
@@ -163,7 +129,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
     regression = processor.is_regression
 
     # Reading the examples first: a bad file fails before any TensorFlow work.
-    train_examples = task.examples("train") if options.do_train else []
+    train_examples = read_examples(processor, options, "train") if options.do_train else []
     steps = num_train_steps(len(train_examples), options.train_batch_size, options.num_train_epochs)
     if options.do_train and steps < 1:
         raise InputError(
@@ -173,13 +139,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
         )
     warmup = int(steps * options.warmup_proportion)
 
-    strategy = get_strategy(
-        options.strategy_name,
-        num_gpus=options.num_gpus,
-        tpu_name=options.tpu_name or options.master,
-        tpu_zone=options.tpu_zone,
-        gcp_project=options.gcp_project,
-    )
+    strategy = options.make_strategy()
     warn_if_slow(strategy, options.dtype, options.use_xla)
     replicas = strategy.num_replicas_in_sync
     check_batch(
@@ -256,7 +216,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
     if options.do_eval:
         eval_splits = [s for s in processor.splits() if s.startswith("dev")]
         for split in eval_splits:
-            examples = task.examples(split)
+            examples = read_examples(processor, options, split)
             outputs = _predict(
                 trainer, examples, labels, options, tokenizer, split, options.eval_batch_size
             )
@@ -276,7 +236,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
         if not test_splits:
             raise InputError(f"--do_predict: the {processor.name} task has no test set")
         for split in test_splits:
-            examples = task.examples(split)
+            examples = read_examples(processor, options, split)
             outputs = _predict(
                 trainer, examples, labels, options, tokenizer, split, options.predict_batch_size
             )
@@ -404,12 +364,3 @@ def glue_submission_name(processor: DataProcessor, split: str) -> str | None:
     if processor.name == "MNLI-m":
         return "MNLI-mm.tsv" if split == "test_mismatched" else "MNLI-m.tsv"
     return f"{processor.name}.tsv"
-
-
-__all__ = [
-    "PROCESSORS",
-    "ClassifierOptions",
-    "evaluation_results",
-    "num_train_steps",
-    "run_classifier",
-]

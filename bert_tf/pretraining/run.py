@@ -24,13 +24,13 @@ import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint, save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.distribute import RuntimeOptions, check_batch, check_positive, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.pretraining.input_pipeline import check_records, pretraining_dataset
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
-from bert_tf.training import DTYPES, Trainer, write_eval_results, write_summaries
+from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
@@ -38,8 +38,9 @@ OPTIMIZERS = ("adamw", "lamb")
 
 
 @dataclasses.dataclass
-class PretrainingOptions:
-    """The original's flags (same names and defaults) and ours (after `num_tpu_cores`)."""
+class PretrainingOptions(RuntimeOptions):
+    """The original's flags (same names and defaults) and ours; the TPU and runtime flags
+    are `RuntimeOptions`'."""
 
     bert_config_file: str
     input_file: str
@@ -57,40 +58,22 @@ class PretrainingOptions:
     save_checkpoints_steps: int = 1000
     iterations_per_loop: int = 1000
     max_eval_steps: int = 100
-    use_tpu: bool = False
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    num_tpu_cores: int = 8
-    distribution_strategy: str = "one_device"
-    num_gpus: int = 1
-    dtype: str = "float32"
-    use_xla: bool = False
-    gradient_accumulation_steps: int = 1
     optimizer: str = "adamw"
     objective: str = "mlm_nsp"
-    seed: int | None = None
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
     vocab_file: str | None = None
 
     def check(self) -> None:
         """Raises `InputError` naming the first flag whose value cannot work."""
-        choices = {
-            "distribution_strategy": STRATEGIES,
-            "dtype": DTYPES,
-            "optimizer": OPTIMIZERS,
-            "objective": OBJECTIVES,
-        }
-        for name, allowed in choices.items():
+        self.check_runtime()
+        for name, allowed in {"optimizer": OPTIMIZERS, "objective": OBJECTIVES}.items():
             if getattr(self, name) not in allowed:
                 raise InputError(
                     f"--{name}={getattr(self, name)}; expected one of {', '.join(allowed)}"
                 )
         if not (self.do_train or self.do_eval):
             raise InputError("at least one of --do_train and --do_eval must be True")
-        positive = [
+        check_positive(
+            self,
             "max_seq_length",
             "max_predictions_per_seq",
             "train_batch_size",
@@ -99,23 +82,11 @@ class PretrainingOptions:
             "save_checkpoints_steps",
             "iterations_per_loop",
             "max_eval_steps",
-            "num_gpus",
-            "gradient_accumulation_steps",
-            "log_steps",
-            "keep_checkpoint_max",
-        ]
-        for name in positive:
-            if getattr(self, name) < 1:
-                raise InputError(f"--{name}={getattr(self, name)}; expected a positive integer")
+        )
         if self.num_warmup_steps < 0:
             raise InputError(f"--num_warmup_steps={self.num_warmup_steps}; expected >= 0")
         if self.learning_rate <= 0:
             raise InputError(f"--learning_rate={self.learning_rate}; expected > 0")
-
-    @property
-    def strategy_name(self) -> str:
-        # As the original: --use_tpu (or a --tpu_name) means a TPU.
-        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
 
 
 def _shard_policy(dataset: tf.data.Dataset, num_files: int, num_workers: int):
@@ -144,13 +115,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         )
     input_files = expand_input_files(options.input_file)
     # First TensorFlow work: logical devices can be set up only before the runtime starts.
-    strategy = get_strategy(
-        options.strategy_name,
-        num_gpus=options.num_gpus,
-        tpu_name=options.tpu_name or options.master,
-        tpu_zone=options.tpu_zone,
-        gcp_project=options.gcp_project,
-    )
+    strategy = options.make_strategy()
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
     warn_if_slow(strategy, options.dtype, options.use_xla)
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
