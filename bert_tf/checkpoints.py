@@ -26,6 +26,7 @@ from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.modeling.span_labeler import BertSpanLabeler
 
 logger = logging.getLogger(__name__)
 
@@ -90,22 +91,34 @@ def _classifier_head_names(classifier: BertClassifier) -> dict[str, keras.Variab
     return {"output_weights": head.output_weights, "output_bias": head.output_bias}
 
 
+def _span_head_names(labeler: BertSpanLabeler) -> dict[str, keras.Variable]:
+    head = labeler.span_head
+    return {
+        "cls/squad/output_weights": head.output_weights,
+        "cls/squad/output_bias": head.output_bias,
+    }
+
+
 def _head_names(model: keras.Model) -> dict[str, keras.Variable]:
-    """The variables outside the encoder: the pre-training heads or the classifier."""
+    """The variables outside the encoder: the pre-training heads, the classifier or the
+    SQuAD span head."""
     if isinstance(model, BertPretrainer):
         return _pretraining_head_names(model)
     if isinstance(model, BertClassifier):
         return _classifier_head_names(model)
+    if isinstance(model, BertSpanLabeler):
+        return _span_head_names(model)
     return {}
 
 
 def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
     """The name table: original TF1 variable name -> the model's Keras variable.
 
-    `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`) or a
-    `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`).
+    `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`), a
+    `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`) or a
+    `BertSpanLabeler` (plus `cls/squad/output_weights`, `cls/squad/output_bias`).
     """
-    if isinstance(model, BertPretrainer | BertClassifier):
+    if isinstance(model, BertPretrainer | BertClassifier | BertSpanLabeler):
         return {**_encoder_names(model.encoder), **_head_names(model)}
     if isinstance(model, BertEncoder):
         return _encoder_names(model)
@@ -198,7 +211,9 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
 
     if missing_heads:
         logger.log(
-            logging.INFO if isinstance(model, BertClassifier) else logging.WARNING,
+            logging.INFO
+            if isinstance(model, BertClassifier | BertSpanLabeler)
+            else logging.WARNING,
             "%s has no %s; they keep their initial values",
             prefix,
             _listing(missing_heads),
@@ -243,9 +258,10 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
 
 
 def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
-    """Loads `model` (a `BertPretrainer`, `BertEncoder` or `BertClassifier`) from either kind
-    of checkpoint: the original's names (see `load_original_checkpoint`) or a bert_tf training
-    checkpoint (`ckpt-<step>`, or its directory; a classifier takes its encoder from it).
+    """Loads `model` (a `BertPretrainer`, `BertEncoder`, `BertClassifier` or `BertSpanLabeler`)
+    from either kind of checkpoint: the original's names (see `load_original_checkpoint`) or a
+    bert_tf training checkpoint (`ckpt-<step>`, or its directory; a fine-tuning model takes
+    its encoder from it).
     Optimizer state is not loaded. Returns the prefix.
 
     Raises:
@@ -260,7 +276,7 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         return prefix
     if isinstance(model, BertPretrainer):
         state = {"model": model}
-    elif isinstance(model, BertClassifier):
+    elif isinstance(model, BertClassifier | BertSpanLabeler):
         state = {"encoder": model.encoder}
     else:
         state = {"encoder": model}

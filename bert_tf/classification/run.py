@@ -12,11 +12,9 @@ import dataclasses
 import logging
 import os
 
-import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import load_checkpoint
 from bert_tf.classification.features import convert_examples_to_features, write_features
 from bert_tf.classification.input_pipeline import classifier_dataset
 from bert_tf.classification.metrics import task_metrics
@@ -24,10 +22,10 @@ from bert_tf.classification.objective import Classification
 from bert_tf.classification.processors import DataProcessor, get_processor
 from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
-from bert_tf.distribute import RuntimeOptions, check_batch, check_positive, is_chief, warn_if_slow
+from bert_tf.distribute import RuntimeOptions, check_positive, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
-from bert_tf.optimization import create_optimizer
+from bert_tf.finetuning import build_trainer
 from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
 from bert_tf.training import Trainer, write_eval_results, write_summaries
 
@@ -139,44 +137,21 @@ def run_classifier(options: ClassifierOptions) -> dict:
         )
     warmup = int(steps * options.warmup_proportion)
 
-    strategy = options.make_strategy()
-    warn_if_slow(strategy, options.dtype, options.use_xla)
-    replicas = strategy.num_replicas_in_sync
-    check_batch(
-        "train_batch_size", options.train_batch_size, replicas, options.gradient_accumulation_steps
-    )
-    check_batch("eval_batch_size", options.eval_batch_size, replicas)
-    check_batch("predict_batch_size", options.predict_batch_size, replicas)
-    if options.seed is not None:
-        keras.utils.set_random_seed(options.seed)
-    keras.config.set_dtype_policy(options.dtype)
-    chief = is_chief(strategy)
-    os.makedirs(options.output_dir, exist_ok=True)
-
     objective = Classification(len(labels or []), regression=regression)
-    with strategy.scope():
-        model = objective.build_model(config)
-        trainer = Trainer(
-            strategy,
-            model,
-            objective,
-            create_optimizer(options.learning_rate, max(steps, 1), warmup),
-            checkpoint_dir=options.output_dir if chief else None,
-            gradient_accumulation_steps=options.gradient_accumulation_steps,
-            use_xla=options.use_xla,
-            loss_scaling=options.dtype == "mixed_float16",
-            max_checkpoints_to_keep=options.keep_checkpoint_max,
-        )
-    resumed = trainer.restore()
-    if resumed:
-        logger.info("restored %s (step %d)", resumed, trainer.global_step)
-    elif options.init_checkpoint:
-        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
-    elif not options.do_train:
-        raise InputError(
-            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
-            "is given: there is no trained model to evaluate, predict with or export"
-        )
+    trainer = build_trainer(
+        options,
+        objective,
+        config,
+        steps,
+        warmup,
+        {
+            "train_batch_size": options.train_batch_size,
+            "eval_batch_size": options.eval_batch_size,
+            "predict_batch_size": options.predict_batch_size,
+        },
+    )
+    model = trainer.model
+    chief = is_chief(trainer.strategy)
 
     if options.do_train:
         train_file = os.path.join(options.output_dir, "train.tf_record")

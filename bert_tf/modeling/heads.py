@@ -80,7 +80,8 @@ class MaskedLMHead(keras.layers.Layer):
 @keras.saving.register_keras_serializable(package="bert_tf")
 class ClassifierHead(keras.layers.Layer):
     """`dropout(pooled_output) @ output_weights^T + output_bias`: [B, H] -> [B, num_classes]
-    logits (float32), as the original's run_classifier `create_model`.
+    logits (float32), as the original's run_classifier `create_model`. It applies to every
+    position of a sequence output too ([B, S, H] -> [B, S, num_classes]: the SQuAD head).
 
     `output_weights` keeps the original's [num_classes, H] layout (the transpose of a Dense
     kernel), so checkpoints load without transposing. The original fine-tunes with dropout
@@ -107,16 +108,16 @@ class ClassifierHead(keras.layers.Layer):
         )
 
     def call(self, pooled_output, training=None):
-        # pooled_output: [B, H]
+        # pooled_output: [B, H] (or [B, S, H])
         if self.dropout is not None:
             pooled_output = self.dropout(pooled_output, training=training)
         weights = ops.cast(self.output_weights, self.compute_dtype)  # [C, H]
-        logits = ops.matmul(pooled_output, ops.transpose(weights))  # [B, C]
+        logits = ops.matmul(pooled_output, ops.transpose(weights))  # [B, C] (or [B, S, C])
         logits = logits + ops.cast(self.output_bias, self.compute_dtype)
         return ops.cast(logits, "float32")
 
     def compute_output_shape(self, pooled_shape):
-        return (pooled_shape[0], self.num_classes)
+        return (*pooled_shape[:-1], self.num_classes)
 
     def get_config(self) -> dict:
         config = super().get_config()

@@ -11,12 +11,12 @@ from __future__ import annotations
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.input_pipeline import RECORD_SHUFFLE_BUFFER
 from bert_tf.pretraining.dataset import feature_spec
 
 # As the original: a few files read at once and a 100-record shuffle buffer; files are
 # themselves shuffled, which is where most of the mixing comes from.
 NUM_CPU_THREADS = 4
-RECORD_SHUFFLE_BUFFER = 100
 
 
 def check_records(

@@ -1,0 +1,75 @@
+"""What every fine-tuning script does before its task's own work: the strategy, the model
+and its `Trainer`, then resuming from output_dir or starting from --init_checkpoint."""
+
+from __future__ import annotations
+
+import logging
+import os
+
+import keras
+
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.distribute import RuntimeOptions, check_batch, is_chief, warn_if_slow
+from bert_tf.errors import InputError
+from bert_tf.optimization import create_optimizer
+from bert_tf.training import Trainer
+
+logger = logging.getLogger(__name__)
+
+
+def build_trainer(
+    options: RuntimeOptions,
+    objective,
+    config: BertConfig,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    batch_sizes: dict[str, int],
+) -> Trainer:
+    """The objective's model under the strategy the options ask for, in a `Trainer` with the
+    original's optimizer (options.learning_rate, the steps given); restored from the latest
+    checkpoint in options.output_dir (a rerun resumes), else from options.init_checkpoint.
+
+    `batch_sizes`: flag name -> global batch, each checked against the replicas (the train
+    batch also against the accumulation steps).
+
+    Raises:
+        InputError: a batch that does not split evenly, a checkpoint that does not fit, or no
+            checkpoint at all when there is no training (nothing to predict with).
+    """
+    strategy = options.make_strategy()
+    warn_if_slow(strategy, options.dtype, options.use_xla)
+    replicas = strategy.num_replicas_in_sync
+    for flag, batch_size in batch_sizes.items():
+        accumulation = options.gradient_accumulation_steps if flag.startswith("train") else 1
+        check_batch(flag, batch_size, replicas, accumulation)
+    if options.seed is not None:
+        keras.utils.set_random_seed(options.seed)
+    keras.config.set_dtype_policy(options.dtype)
+    chief = is_chief(strategy)
+    os.makedirs(options.output_dir, exist_ok=True)
+
+    with strategy.scope():
+        model = objective.build_model(config)
+        trainer = Trainer(
+            strategy,
+            model,
+            objective,
+            create_optimizer(options.learning_rate, max(num_train_steps, 1), num_warmup_steps),
+            checkpoint_dir=options.output_dir if chief else None,
+            gradient_accumulation_steps=options.gradient_accumulation_steps,
+            use_xla=options.use_xla,
+            loss_scaling=options.dtype == "mixed_float16",
+            max_checkpoints_to_keep=options.keep_checkpoint_max,
+        )
+    resumed = trainer.restore()
+    if resumed:
+        logger.info("restored %s (step %d)", resumed, trainer.global_step)
+    elif options.init_checkpoint:
+        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+    elif not options.do_train:
+        raise InputError(
+            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
+            "is given: there is no trained model to evaluate, predict with or export"
+        )
+    return trainer

@@ -1,0 +1,55 @@
+"""`BertSpanLabeler`: the encoder with the SQuAD span head, as the original's run_squad.py
+fine-tunes it (paper Sec. 4.2): a start vector S and an end vector E (`cls/squad/
+output_weights` [2, H], and `output_bias` [2]) score every token; the span i..j scores
+S.T_i + E.T_j."""
+
+from __future__ import annotations
+
+import keras
+from keras import ops
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.heads import ClassifierHead
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class BertSpanLabeler(keras.Model):
+    """Encoder + a 2-way `ClassifierHead` at every position (no dropout on the head, as the
+    original).
+
+    Inputs (a dict): `input_ids`, `input_mask`, `segment_ids` [B, S] int32.
+    Outputs (a dict): the encoder's outputs plus `start_logits` and `end_logits` [B, S]
+    float32 (padding positions included, as the original's softmax over all S positions).
+
+    Args:
+        config: the architecture.
+        encoder: an existing `BertEncoder` to put the head on (weights shared).
+    """
+
+    def __init__(self, config: BertConfig, encoder: BertEncoder | None = None, **kwargs) -> None:
+        encoder = encoder or BertEncoder(
+            config, causal=bool(config.extra.get("causal_attention", False))
+        )
+        inputs = dict(encoder.input)
+        outputs = dict(encoder(inputs))
+        logits = ClassifierHead(2, initializer_range=config.initializer_range, name="squad")(
+            outputs["sequence_output"]
+        )  # [B, S, 2]
+        outputs["start_logits"] = ops.take(logits, 0, axis=-1)  # [B, S]
+        outputs["end_logits"] = ops.take(logits, 1, axis=-1)  # [B, S]
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+        self.config = config
+        self.encoder = encoder
+
+    @property
+    def span_head(self) -> ClassifierHead:
+        return self.get_layer("squad")
+
+    def get_config(self) -> dict:
+        return {"config": self.config.to_dict(), "name": self.name}
+
+    @classmethod
+    def from_config(cls, config: dict) -> BertSpanLabeler:
+        config = dict(config)
+        return cls(BertConfig.from_dict(config.pop("config")), **config)
