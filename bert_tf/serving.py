@@ -88,25 +88,32 @@ def export_classifier(
             "serving_default", lambda text_a: serve_text(text_a), input_signature=text_spec
         )
 
+    return write_archive(
+        archive,
+        export_dir,
+        {
+            "do_lower_case": do_lower_case,
+            "max_seq_length": max_seq_length,
+            "labels": labels,
+            "text_pairs": text_pairs,
+        },
+    )
+
+
+def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata: dict) -> str:
+    """Writes the SavedModel beside `export_dir` and renames it into place (an existing
+    export is replaced only by a complete one), with `metadata` (what a client needs to know)
+    in assets.extra/bert_tf.json, where SavedModels keep files TensorFlow does not read.
+    Returns `export_dir`."""
     export_dir = os.path.abspath(export_dir)
     parent = os.path.dirname(export_dir)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=os.path.basename(export_dir) + ".tmp-", dir=parent)
     try:
         archive.write_out(staging, verbose=False)
-        # What a client needs to know, where SavedModels keep files TensorFlow does not read.
         os.makedirs(os.path.join(staging, "assets.extra"))
         with open(os.path.join(staging, "assets.extra", "bert_tf.json"), "w") as f:
-            json.dump(
-                {
-                    "do_lower_case": do_lower_case,
-                    "max_seq_length": max_seq_length,
-                    "labels": labels,
-                    "text_pairs": text_pairs,
-                },
-                f,
-                indent=2,
-            )
+            json.dump(metadata, f, indent=2)
         if os.path.isdir(export_dir):
             shutil.rmtree(export_dir)
         os.replace(staging, export_dir)

@@ -210,7 +210,9 @@ def _training_answer(
         )
     text = example.answers[0]
     offset = _field(answers[0], "answer_start", int, source, f"{where}.answers[0]")
-    if not text or offset < 0 or offset + len(text) > len(context):
+    if not text:
+        raise InputError(f"{source}: {where} (id {example.qas_id}): the answer text is empty")
+    if offset < 0 or offset + len(text) > len(context):
         raise InputError(
             f"{source}: {where} (id {example.qas_id}): answer_start={offset} with a "
             f"{len(text)}-character answer lies outside the {len(context)}-character context"

@@ -1,0 +1,70 @@
+"""The question-answering SavedModel's graph (bert_tf.squad.serving) answers as the original:
+given the original's fixture logits for every window, the in-graph featurization, span
+choice and get_final_text give the answers of the original's predictions.json (and its
+null_odds.json) on every question of tests/fixtures/squad, edge cases included."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from conftest import FIXTURES, SAMPLE_DATA
+from test_squad_original import our_features, recipe_logits
+
+from bert_tf.squad.serving import QuestionAnswerer
+
+SQUAD = FIXTURES / "squad"
+
+
+class RecordedLogits:
+    """Stands in for the model: the fixture's logits of each window, in feature order (the
+    order in which the graph makes the windows). Checks the graph's ids against ours."""
+
+    def __init__(self, features) -> None:
+        self.features = features
+
+    def __call__(self, inputs, training=False):
+        np.testing.assert_array_equal(
+            inputs["input_ids"].numpy(), [f.input_ids for f in self.features]
+        )
+        np.testing.assert_array_equal(
+            inputs["segment_ids"].numpy(), [f.segment_ids for f in self.features]
+        )
+        logits = [recipe_logits(f.unique_id) for f in self.features]
+        return {
+            "start_logits": tf.constant(np.stack([s for s, _ in logits])),
+            "end_logits": tf.constant(np.stack([e for _, e in logits])),
+        }
+
+
+@pytest.mark.parametrize("name", ["v1", "v2", "v2_threshold"])
+def test_graph_answers_equal_the_originals_predictions(name):
+    record = json.loads((SQUAD / f"original_predictions_{name}.json").read_text())
+    version_2 = record["version_2_with_negative"]
+    examples, features = our_features("v2_predict" if version_2 else "v1_predict")
+    data = json.loads((SQUAD / ("v2_sample.json" if version_2 else "v1_sample.json")).read_text())
+    pairs = [(qa["question"], p["context"]) for a in data["data"] for p in a["paragraphs"]
+             for qa in p["qas"]]  # fmt: skip
+    answerer = QuestionAnswerer(
+        RecordedLogits(features),
+        str(SAMPLE_DATA / "vocab.txt"),
+        do_lower_case=True,
+        max_seq_length=96,
+        doc_stride=32,
+        max_query_length=16,
+        n_best_size=record["n_best_size"],
+        max_answer_length=record["max_answer_length"],
+        version_2_with_negative=version_2,
+        null_score_diff_threshold=record["null_score_diff_threshold"],
+    )
+    out = answerer.answer(tf.constant([q for q, _ in pairs]), tf.constant([c for _, c in pairs]))
+    answers = dict(zip([e.qas_id for e in examples], out["answer"].numpy(), strict=True))
+    for qid, expected in record["predictions"].items():
+        # The original's placeholder for "no valid span" is "empty"; the graph answers "".
+        assert answers[qid].decode() == ("" if expected == "empty" else expected), qid
+    if version_2:
+        odds = dict(zip([e.qas_id for e in examples], out["null_odds"].numpy(), strict=True))
+        for qid, expected in record["null_odds"].items():
+            assert odds[qid] == pytest.approx(expected, abs=1e-4), qid
