@@ -12,7 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script
+from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script
 
 from bert_tf.config import BertConfig
 from bert_tf.squad.evaluate import evaluate_v1
@@ -275,3 +275,23 @@ def test_bad_input_is_one_error_line_and_no_prediction_file(
     line = error_line(result, "run_squad.py")
     assert expected in line
     assert not (out / "predictions.json").exists()
+
+
+def test_paper_table_2_script_runs_small(tmp_path):
+    squad_dir = REPO.parent / "shared" / "data" / "squad"
+    if not (squad_dir / "dev-v1.1.json").is_file():
+        pytest.skip("../shared/data/squad is absent")
+    result = subprocess.run(
+        ["bash", "scripts/paper/squad_tables.sh", "2", "small", str(tmp_path / "out")],
+        cwd=REPO,
+        env={**SCRIPT_ENV, "SQUAD_DIR": str(squad_dir)},
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    train = json.loads((tmp_path / "out" / "train.json").read_text())
+    qas = [qa for a in train["data"] for p in a["paragraphs"] for qa in p["qas"]]
+    assert len(qas) == 300 and all(len(qa["answers"]) == 1 for qa in qas)
+    metrics = json.loads((tmp_path / "out" / "eval_results.json").read_text())
+    assert list(metrics) == ["exact_match", "f1"]

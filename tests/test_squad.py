@@ -206,3 +206,50 @@ def test_files_are_json_as_the_original_writes_them(tmp_path):
         "null_odds.json",
     ]
     assert open(paths[0]).read() == json.dumps({"a": "x"}, indent=4) + "\n"
+
+
+def test_tfds_squad_reads_as_a_squad_file():
+    tfds = pytest.importorskip("tensorflow_datasets")
+    import tensorflow as tf
+
+    from bert_tf.squad.data import tfds_squad
+
+    def row(qid, context, answer):
+        start = context.index(answer)
+        return {"id": qid, "title": "t", "context": context, "question": "Which?",
+                "answers": {"text": [answer], "answer_start": [start]}}  # fmt: skip
+
+    rows = [
+        row("a", CONTEXT, "Canada"),
+        row("b", CONTEXT, "1895"),
+        row("c", "Other text.", "Other"),
+    ]
+
+    def as_dataset(self, *args, **kwargs):
+        return tf.data.Dataset.from_generator(
+            lambda: iter(rows),
+            output_signature={
+                "id": tf.TensorSpec([], tf.string),
+                "title": tf.TensorSpec([], tf.string),
+                "context": tf.TensorSpec([], tf.string),
+                "question": tf.TensorSpec([], tf.string),
+                "answers": {
+                    "text": tf.TensorSpec([None], tf.string),
+                    "answer_start": tf.TensorSpec([None], tf.int32),
+                },
+            },
+        )
+
+    with tfds.testing.mock_data(as_dataset_fn=as_dataset):
+        dataset = tfds_squad("squad/v1.1", "train", None)
+    assert [len(article["paragraphs"]) for article in dataset["data"]] == [2]  # a, b share one
+    examples = read_squad_examples(dataset, "squad/v1.1", is_training=True)
+    assert [e.orig_answer_text for e in examples] == ["Canada", "1895", "Other"]
+
+
+def test_tfds_squad_that_is_not_prepared_is_one_clear_error(tmp_path):
+    pytest.importorskip("tensorflow_datasets")
+    from bert_tf.squad.data import tfds_squad
+
+    with pytest.raises(InputError, match=r"squad/v2.0 \(split train\) is not prepared"):
+        tfds_squad("squad/v2.0", "train", str(tmp_path))
