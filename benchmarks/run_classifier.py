@@ -20,7 +20,6 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
@@ -28,6 +27,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from timing import best_rate  # noqa: E402  (benchmarks/timing.py)
 
 from bert_tf.classification.objective import Classification  # noqa: E402
 from bert_tf.config import BertConfig  # noqa: E402
@@ -38,22 +38,6 @@ from bert_tf.training import Trainer  # noqa: E402
 SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sample_data", "vocab.txt")
 SENTENCE = "the quick brown fox jumps over the lazy dog near the river bank " * 6
-
-
-def best_rate(function, examples: int, seconds: float, repeats: int) -> float:
-    """Examples/s of the fastest of `repeats` windows of about `seconds` each."""
-    function()  # warm-up (tracing, compilation)
-    rates = []
-    for _ in range(repeats):
-        calls, start = 0, time.perf_counter()
-        while True:
-            function()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                break
-        rates.append(calls * examples / elapsed)
-    return max(rates)
 
 
 def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float) -> list[tuple]:

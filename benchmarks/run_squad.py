@@ -28,6 +28,7 @@ sys.path.insert(0, REPO)
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
 import tensorflow as tf  # noqa: E402
+from timing import best_rate  # noqa: E402  (benchmarks/timing.py)
 
 from bert_tf.config import BertConfig  # noqa: E402
 from bert_tf.modeling.span_labeler import BertSpanLabeler  # noqa: E402
@@ -42,22 +43,6 @@ SIZES = {"tiny": (2, 128), "mini": (4, 256), "base": (12, 768)}
 VOCAB = os.path.join(REPO, "sample_data", "vocab.txt")
 DEV = os.path.join(REPO, "..", "shared", "data", "squad", "dev-v1.1.json")
 SAMPLE = os.path.join(REPO, "tests", "fixtures", "squad", "v1_sample.json")
-
-
-def best_rate(function, items: int, seconds: float, repeats: int) -> float:
-    """items/s of the fastest of `repeats` windows of about `seconds` each."""
-    function()  # warm-up (tracing, compilation)
-    rates = []
-    for _ in range(repeats):
-        calls, start = 0, time.perf_counter()
-        while True:
-            function()
-            calls += 1
-            elapsed = time.perf_counter() - start
-            if elapsed >= seconds:
-                break
-        rates.append(calls * items / elapsed)
-    return max(rates)
 
 
 def featurization(examples, tokenizer) -> list[tuple]:

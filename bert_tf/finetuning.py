@@ -1,5 +1,6 @@
-"""What every fine-tuning script does before its task's own work: the strategy, the model
-and its `Trainer`, then resuming from output_dir or starting from --init_checkpoint."""
+"""What every fine-tuning script does around its task's own work: the model files checked,
+the strategy, the model and its `Trainer` (resuming from output_dir or starting from
+--init_checkpoint), and the training run."""
 
 from __future__ import annotations
 
@@ -7,15 +8,32 @@ import logging
 import os
 
 import keras
+import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import RuntimeOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.optimization import create_optimizer
+from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
 from bert_tf.training import Trainer
 
 logger = logging.getLogger(__name__)
+
+
+def load_model_files(options) -> tuple[BertConfig, FullTokenizer]:
+    """The model's bert_config.json and vocab, checked against each other and the options
+    (casing against the checkpoint's name, max_seq_length against the positions)."""
+    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    config = BertConfig.from_json_file(options.bert_config_file)
+    if options.max_seq_length > config.max_position_embeddings:
+        raise InputError(
+            f"--max_seq_length={options.max_seq_length} is longer than max_position_embeddings="
+            f"{config.max_position_embeddings} in {options.bert_config_file}"
+        )
+    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
+    config.check_vocab(len(tokenizer.vocab), options.vocab_file)
+    return config, tokenizer
 
 
 def build_trainer(
@@ -73,3 +91,20 @@ def build_trainer(
             "is given: there is no trained model to evaluate, predict with or export"
         )
     return trainer
+
+
+def fine_tune(trainer: Trainer, options, dataset: tf.data.Dataset, num_train_steps: int) -> None:
+    """Trains on `dataset` to `num_train_steps` as the options say (batch, steps per loop,
+    checkpoints, logging), with TensorBoard scalars in output_dir/train (chief only)."""
+    writer = None
+    if is_chief(trainer.strategy):
+        writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
+    trainer.train(
+        dataset,
+        num_train_steps=num_train_steps,
+        global_batch_size=options.train_batch_size,
+        steps_per_loop=options.iterations_per_loop,
+        save_checkpoints_steps=options.save_checkpoints_steps,
+        log_steps=options.log_steps,
+        summary_writer=writer,
+    )

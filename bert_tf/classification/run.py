@@ -21,12 +21,11 @@ from bert_tf.classification.metrics import task_metrics
 from bert_tf.classification.objective import Classification
 from bert_tf.classification.processors import DataProcessor, get_processor
 from bert_tf.classification.tfds_glue import tfds_examples
-from bert_tf.config import BertConfig
 from bert_tf.distribute import RuntimeOptions, check_positive, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
-from bert_tf.finetuning import build_trainer
-from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
+from bert_tf.finetuning import build_trainer, fine_tune, load_model_files
+from bert_tf.tokenization import FullTokenizer
 from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
@@ -114,15 +113,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
     """
     options.check()
     processor = get_processor(options.task_name)
-    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-    config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise InputError(
-            f"--max_seq_length={options.max_seq_length} is longer than max_position_embeddings="
-            f"{config.max_position_embeddings} in {options.bert_config_file}"
-        )
-    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
-    config.check_vocab(len(tokenizer.vocab), options.vocab_file)
+    config, tokenizer = load_model_files(options)
     labels = None if processor.is_regression else processor.get_labels()
     regression = processor.is_regression
 
@@ -169,8 +160,9 @@ def run_classifier(options: ClassifierOptions) -> dict:
             warmup,
             options.learning_rate,
         )
-        writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
-        trainer.train(
+        fine_tune(
+            trainer,
+            options,
             classifier_dataset(
                 train_file,
                 options.max_seq_length,
@@ -179,12 +171,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
                 regression=regression,
                 seed=options.seed,
             ),
-            num_train_steps=steps,
-            global_batch_size=options.train_batch_size,
-            steps_per_loop=options.iterations_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            log_steps=options.log_steps,
-            summary_writer=writer if chief else None,
+            steps,
         )
 
     results: dict = {}

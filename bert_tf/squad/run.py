@@ -19,11 +19,10 @@ import random
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.config import BertConfig
 from bert_tf.distribute import RuntimeOptions, check_positive, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
-from bert_tf.finetuning import build_trainer
+from bert_tf.finetuning import build_trainer, fine_tune, load_model_files
 from bert_tf.squad import evaluate
 from bert_tf.squad.data import SquadExample, read_squad_examples, read_squad_file, tfds_squad
 from bert_tf.squad.features import convert_examples_to_features, write_features
@@ -36,7 +35,7 @@ from bert_tf.squad.postprocess import (
     compute_predictions,
     write_predictions,
 )
-from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
+from bert_tf.tokenization import FullTokenizer
 from bert_tf.training import Trainer, write_summaries
 
 logger = logging.getLogger(__name__)
@@ -139,15 +138,7 @@ def run_squad(options: SquadOptions) -> dict:
         TrainingDiverged: the loss became NaN or infinite.
     """
     options.check()
-    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
-    config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise InputError(
-            f"--max_seq_length={options.max_seq_length} is longer than max_position_embeddings="
-            f"{config.max_position_embeddings} in {options.bert_config_file}"
-        )
-    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
-    config.check_vocab(len(tokenizer.vocab), options.vocab_file)
+    config, tokenizer = load_model_files(options)
 
     # Reading the examples first: a bad file fails before any TensorFlow work.
     train_examples = read_examples(options, is_training=True) if options.do_train else []
@@ -200,8 +191,9 @@ def run_squad(options: SquadOptions) -> dict:
                 warmup,
                 options.learning_rate,
             )
-        writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
-        trainer.train(
+        fine_tune(
+            trainer,
+            options,
             squad_dataset(
                 train_file,
                 options.max_seq_length,
@@ -209,12 +201,7 @@ def run_squad(options: SquadOptions) -> dict:
                 is_training=True,
                 seed=options.seed,
             ),
-            num_train_steps=steps,
-            global_batch_size=options.train_batch_size,
-            steps_per_loop=options.iterations_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            log_steps=options.log_steps,
-            summary_writer=writer if chief else None,
+            steps,
         )
 
     results: dict = {}
