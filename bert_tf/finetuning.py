@@ -21,6 +21,34 @@ from bert_tf.training import Trainer
 logger = logging.getLogger(__name__)
 
 
+def check_schedule(options) -> None:
+    """Raises `InputError` unless --num_train_epochs, --warmup_proportion and
+    --learning_rate can make a schedule."""
+    if options.num_train_epochs <= 0:
+        raise InputError(f"--num_train_epochs={options.num_train_epochs}; expected > 0")
+    if not 0 <= options.warmup_proportion <= 1:
+        raise InputError(f"--warmup_proportion={options.warmup_proportion}; expected 0 to 1")
+    if options.learning_rate <= 0:
+        raise InputError(f"--learning_rate={options.learning_rate}; expected > 0")
+
+
+def train_schedule(num_examples: int, options) -> tuple[int, int]:
+    """(num_train_steps, num_warmup_steps) as the original: `int(examples / batch * epochs)`
+    and `int(steps * warmup_proportion)`.
+
+    Raises:
+        InputError: training (--do_train) that would make no step.
+    """
+    steps = int(num_examples / options.train_batch_size * options.num_train_epochs)
+    if options.do_train and steps < 1:
+        raise InputError(
+            f"{num_examples} training examples at --train_batch_size="
+            f"{options.train_batch_size} and --num_train_epochs={options.num_train_epochs} "
+            "make no training step"
+        )
+    return steps, int(steps * options.warmup_proportion)
+
+
 def load_model_files(options) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
     (casing against the checkpoint's name, max_seq_length against the positions)."""

@@ -97,3 +97,19 @@ def tiny_config_dict(**overrides) -> dict:
     )
     values.update(overrides)
     return values
+
+
+def tiny_config():
+    """A 2-layer, hidden-32 BertConfig over the released uncased vocab (sample_data/vocab.txt),
+    for end-to-end script tests that only need a model that runs fast."""
+    from bert_tf.config import BertConfig
+
+    return BertConfig(
+        vocab_size=30522,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        intermediate_size=64,
+        max_position_embeddings=64,
+        type_vocab_size=2,
+    )

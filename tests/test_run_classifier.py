@@ -12,10 +12,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script
+from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config
 from test_glue_data import write_tsv
-
-from bert_tf.config import BertConfig
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
@@ -46,15 +44,7 @@ def setup(tmp_path_factory) -> dict:
     write_tsv(data / "train.tsv", mrpc_rows(20, 0))
     write_tsv(data / "dev.tsv", mrpc_rows(11, 1))
     write_tsv(data / "test.tsv", mrpc_rows(7, 2, test=True))
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-    )
+    config = tiny_config()
     config_file = str(root / "bert_config.json")
     config.to_json_file(config_file)
     return {"root": root, "data": str(data), "config": config_file}

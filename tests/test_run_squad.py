@@ -12,9 +12,8 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script
+from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config
 
-from bert_tf.config import BertConfig
 from bert_tf.squad.evaluate import evaluate_v1
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
@@ -75,15 +74,7 @@ def setup(tmp_path_factory) -> dict:
     ]:
         files[name] = root / name
         files[name].write_text(json.dumps(make_squad(seed, 8, version_2, training)))
-    config = BertConfig(
-        vocab_size=30522,
-        hidden_size=32,
-        num_hidden_layers=2,
-        num_attention_heads=2,
-        intermediate_size=64,
-        max_position_embeddings=64,
-        type_vocab_size=2,
-    )
+    config = tiny_config()
     config.to_json_file(str(root / "bert_config.json"))
     return {"root": root, "config": str(root / "bert_config.json"), **files}
 

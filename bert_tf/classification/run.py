@@ -24,7 +24,13 @@ from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.distribute import RuntimeOptions, check_positive, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
-from bert_tf.finetuning import build_trainer, fine_tune, load_model_files
+from bert_tf.finetuning import (
+    build_trainer,
+    check_schedule,
+    fine_tune,
+    load_model_files,
+    train_schedule,
+)
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.training import Trainer, write_eval_results, write_summaries
 
@@ -84,17 +90,7 @@ class ClassifierOptions(RuntimeOptions):
         )
         if self.max_seq_length < 3:
             raise InputError(f"--max_seq_length={self.max_seq_length}; expected at least 3")
-        if self.num_train_epochs <= 0:
-            raise InputError(f"--num_train_epochs={self.num_train_epochs}; expected > 0")
-        if not 0 <= self.warmup_proportion <= 1:
-            raise InputError(f"--warmup_proportion={self.warmup_proportion}; expected 0 to 1")
-        if self.learning_rate <= 0:
-            raise InputError(f"--learning_rate={self.learning_rate}; expected > 0")
-
-
-def num_train_steps(num_examples: int, batch_size: int, epochs: float) -> int:
-    """As the original: `int(num_examples / batch_size * epochs)`."""
-    return int(num_examples / batch_size * epochs)
+        check_schedule(self)
 
 
 def read_examples(processor: DataProcessor, options: ClassifierOptions, split: str):
@@ -119,14 +115,7 @@ def run_classifier(options: ClassifierOptions) -> dict:
 
     # Reading the examples first: a bad file fails before any TensorFlow work.
     train_examples = read_examples(processor, options, "train") if options.do_train else []
-    steps = num_train_steps(len(train_examples), options.train_batch_size, options.num_train_epochs)
-    if options.do_train and steps < 1:
-        raise InputError(
-            f"{len(train_examples)} training examples at --train_batch_size="
-            f"{options.train_batch_size} and --num_train_epochs={options.num_train_epochs} "
-            "make no training step"
-        )
-    warmup = int(steps * options.warmup_proportion)
+    steps, warmup = train_schedule(len(train_examples), options)
 
     objective = Classification(len(labels or []), regression=regression)
     trainer = build_trainer(

@@ -22,7 +22,13 @@ import tensorflow as tf
 from bert_tf.distribute import RuntimeOptions, check_positive, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
-from bert_tf.finetuning import build_trainer, fine_tune, load_model_files
+from bert_tf.finetuning import (
+    build_trainer,
+    check_schedule,
+    fine_tune,
+    load_model_files,
+    train_schedule,
+)
 from bert_tf.squad import evaluate
 from bert_tf.squad.data import SquadExample, read_squad_examples, read_squad_file, tfds_squad
 from bert_tf.squad.features import convert_examples_to_features, write_features
@@ -106,12 +112,7 @@ class SquadOptions(RuntimeOptions):
                 f"--max_query_length={self.max_query_length} + 3 ([CLS], [SEP], [SEP]): "
                 "no room is left for the context"
             )
-        if self.num_train_epochs <= 0:
-            raise InputError(f"--num_train_epochs={self.num_train_epochs}; expected > 0")
-        if not 0 <= self.warmup_proportion <= 1:
-            raise InputError(f"--warmup_proportion={self.warmup_proportion}; expected 0 to 1")
-        if self.learning_rate <= 0:
-            raise InputError(f"--learning_rate={self.learning_rate}; expected > 0")
+        check_schedule(self)
 
     @property
     def tfds_name(self) -> str:
@@ -143,14 +144,7 @@ def run_squad(options: SquadOptions) -> dict:
     # Reading the examples first: a bad file fails before any TensorFlow work.
     train_examples = read_examples(options, is_training=True) if options.do_train else []
     predict_examples = read_examples(options, is_training=False) if options.do_predict else []
-    steps = int(len(train_examples) / options.train_batch_size * options.num_train_epochs)
-    if options.do_train and steps < 1:
-        raise InputError(
-            f"{len(train_examples)} training examples at --train_batch_size="
-            f"{options.train_batch_size} and --num_train_epochs={options.num_train_epochs} "
-            "make no training step"
-        )
-    warmup = int(steps * options.warmup_proportion)
+    steps, warmup = train_schedule(len(train_examples), options)
     random.Random(TRAIN_SHUFFLE_SEED).shuffle(train_examples)
 
     trainer = build_trainer(
