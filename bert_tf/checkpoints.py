@@ -27,6 +27,7 @@ from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
+from bert_tf.modeling.token_classifier import BertTokenClassifier
 
 logger = logging.getLogger(__name__)
 
@@ -85,8 +86,11 @@ def _pretraining_head_names(pretrainer: BertPretrainer) -> dict[str, keras.Varia
     }
 
 
-def _classifier_head_names(classifier: BertClassifier) -> dict[str, keras.Variable]:
-    # The original's run_classifier creates these at the top-level scope.
+def _classifier_head_names(
+    classifier: BertClassifier | BertTokenClassifier,
+) -> dict[str, keras.Variable]:
+    # The original's run_classifier creates these at the top-level scope (the NER token
+    # classifier, which the original lacks, names its head the same way).
     head = classifier.classifier
     return {"output_weights": head.output_weights, "output_bias": head.output_bias}
 
@@ -104,7 +108,7 @@ def _head_names(model: keras.Model) -> dict[str, keras.Variable]:
     SQuAD span head."""
     if isinstance(model, BertPretrainer):
         return _pretraining_head_names(model)
-    if isinstance(model, BertClassifier):
+    if isinstance(model, BertClassifier | BertTokenClassifier):
         return _classifier_head_names(model)
     if isinstance(model, BertSpanLabeler):
         return _span_head_names(model)
@@ -118,7 +122,7 @@ def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
     `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`) or a
     `BertSpanLabeler` (plus `cls/squad/output_weights`, `cls/squad/output_bias`).
     """
-    if isinstance(model, BertPretrainer | BertClassifier | BertSpanLabeler):
+    if isinstance(model, BertPretrainer | BertClassifier | BertSpanLabeler | BertTokenClassifier):
         return {**_encoder_names(model.encoder), **_head_names(model)}
     if isinstance(model, BertEncoder):
         return _encoder_names(model)
@@ -212,7 +216,7 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
     if missing_heads:
         logger.log(
             logging.INFO
-            if isinstance(model, BertClassifier | BertSpanLabeler)
+            if isinstance(model, BertClassifier | BertSpanLabeler | BertTokenClassifier)
             else logging.WARNING,
             "%s has no %s; they keep their initial values",
             prefix,
@@ -276,7 +280,7 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         return prefix
     if isinstance(model, BertPretrainer):
         state = {"model": model}
-    elif isinstance(model, BertClassifier | BertSpanLabeler):
+    elif isinstance(model, BertClassifier | BertSpanLabeler | BertTokenClassifier):
         state = {"encoder": model.encoder}
     else:
         state = {"encoder": model}

@@ -98,7 +98,7 @@ class InGraphTokenizer(tf.Module):
         for token in ("[CLS]", "[SEP]", "[UNK]"):
             if token not in vocab:
                 raise InputError(f"{vocab_file}: the vocab has no {token} token")
-        self.cls_id, self.sep_id = vocab["[CLS]"], vocab["[SEP]"]
+        self.cls_id, self.sep_id, self.unk_id = vocab["[CLS]"], vocab["[SEP]"], vocab["[UNK]"]
 
     def basic_tokenize(self, text):
         """[N] strings -> [N, (words)] strings: BasicTokenizer's words."""

@@ -96,6 +96,8 @@ class ClassifierHead(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.dropout_rate = dropout_rate
         self.dropout = keras.layers.Dropout(dropout_rate) if dropout_rate else None
+        # Per position, so a mask (of an LSTM's output) stays valid through it.
+        self.supports_masking = True
 
     def build(self, pooled_shape) -> None:
         self.output_weights = self.add_weight(

@@ -19,14 +19,9 @@ from bert_tf.fileio import atomic_open
 from bert_tf.squad.data import SquadExample
 from bert_tf.tfrecord import TFRecordWriter, encode_example
 from bert_tf.tokenization import FullTokenizer
+from bert_tf.windows import DocSpan, doc_spans, is_max_context
 
 FIRST_UNIQUE_ID = 1000000000
-
-
-@dataclasses.dataclass
-class DocSpan:
-    start: int  # index of the window's first piece in the context's pieces
-    length: int
 
 
 @dataclasses.dataclass
@@ -45,38 +40,6 @@ class InputFeatures:
     start_position: int | None = None  # training: the answer's first position (0: [CLS])
     end_position: int | None = None
     is_impossible: bool = False
-
-
-def doc_spans(num_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list[DocSpan]:
-    """The sliding windows over `num_tokens` context pieces: each as long as the room allows,
-    the next starting `doc_stride` later, the last one reaching the end."""
-    spans = []
-    start = 0
-    while start < num_tokens:
-        length = min(num_tokens - start, max_tokens_for_doc)
-        spans.append(DocSpan(start, length))
-        if start + length == num_tokens:
-            break
-        start += min(length, doc_stride)
-    return spans
-
-
-def is_max_context(spans: Sequence[DocSpan], span_index: int, position: int) -> bool:
-    """Whether window `span_index` gives the piece at `position` its most context.
-
-    A piece's context in a window is the smaller of the pieces to its left and to its right
-    there (their sum is the window length); 0.01 * length breaks ties towards the longer
-    window, and among equal scores the first window wins."""
-    best_score = None
-    best_index = None
-    for index, span in enumerate(spans):
-        end = span.start + span.length - 1
-        if not span.start <= position <= end:
-            continue
-        score = min(position - span.start, end - position) + 0.01 * span.length
-        if best_score is None or score > best_score:
-            best_score, best_index = score, index
-    return best_index == span_index
 
 
 def improve_answer_span(

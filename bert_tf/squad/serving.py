@@ -28,6 +28,7 @@ import tensorflow_text as tf_text
 
 from bert_tf.serving import write_archive
 from bert_tf.text_graph import InGraphTokenizer
+from bert_tf.windows import graph_is_max_context
 
 # As data.is_whitespace: where the original splits a context into words.
 _CONTEXT_WHITESPACE = r"[ \t\r\n\x{202F}]+"
@@ -120,7 +121,7 @@ class QuestionAnswerer(tf.Module):
             i = tf.cast(positions, tf.int64) - offset[:, None]
             return (i >= 0) & (i < window_length[:, None])
 
-        start_ok = in_context(start_positions) & self._is_max_context(
+        start_ok = in_context(start_positions) & graph_is_max_context(
             tf.cast(start_positions, tf.int64) - offset[:, None] + window_start[:, None],
             window_example,
             window_index,
@@ -203,30 +204,6 @@ class QuestionAnswerer(tf.Module):
             "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
             "segment_ids": tf.cast(segments.to_tensor(0, shape=shape), tf.int32),
         }
-
-    @staticmethod
-    def _is_max_context(
-        piece, window_example, window_index, window_start, window_length, num_windows
-    ):
-        """features.is_max_context for each piece [N, K] of each window: whether its
-        window (the first among equals) gives it the highest min(left, right) + 0.01 * length
-        of all its example's windows that hold it."""
-        starts = tf.RaggedTensor.from_row_lengths(window_start, num_windows).to_tensor(0)
-        lengths = tf.RaggedTensor.from_row_lengths(window_length, num_windows).to_tensor(0)
-        starts = tf.gather(starts, window_example)[:, None, :]  # [N, 1, J]
-        lengths = tf.gather(lengths, window_example)[:, None, :]
-        ends = starts + lengths - 1
-        piece = piece[:, :, None]  # [N, K, 1]
-        holds = (piece >= starts) & (piece <= ends) & (lengths > 0)  # [N, K, J]
-        # float64, as the original's Python floats: exact ties are broken the same way.
-        score = tf.cast(tf.minimum(piece - starts, ends - piece), tf.float64) + 0.01 * tf.cast(
-            lengths, tf.float64
-        )
-        score = tf.where(holds, score, _NO_SCORE)
-        best = tf.reduce_max(score, axis=-1, keepdims=True)
-        j = tf.range(tf.shape(score, out_type=tf.int64)[-1])
-        first_best = tf.reduce_min(tf.where(score == best, j, tf.int64.max), axis=-1)  # [N, K]
-        return first_best == window_index[:, None]
 
     def _final_text(self, words, doc, tok_to_orig, start_piece, end_piece, has_span):
         """postprocess._answer_text in the graph: the pieces de-tokenized, the original

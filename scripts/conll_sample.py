@@ -1,0 +1,43 @@
+"""Writes the first sentences of a CoNLL column file: `--count` sentences after `--skip`,
+with the -DOCSTART- lines of their documents (a small NER data set from the real one).
+
+    python scripts/conll_sample.py --input_file=train.txt --output_file=small/train.txt \
+      --count=500
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+
+from bert_tf.fileio import atomic_write_text  # noqa: E402
+from bert_tf.ner.data import read_conll_file  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--input_file", required=True)
+    parser.add_argument("--output_file", required=True)
+    parser.add_argument("--skip", type=int, default=0)
+    parser.add_argument("--count", type=int, required=True)
+    args = parser.parse_args()
+    conll = read_conll_file(args.input_file)
+    index, lines = 0, []
+    for document in conll.documents:
+        kept = []
+        for sentence in document.sentences:
+            if args.skip <= index < args.skip + args.count:
+                kept += [" ".join(columns) + "\n" for columns in sentence.columns] + ["\n"]
+            index += 1
+        if kept:
+            lines += (
+                [" ".join(document.docstart) + "\n", "\n"] if document.docstart else []
+            ) + kept
+    atomic_write_text(args.output_file, "".join(lines))
+
+
+if __name__ == "__main__":
+    main()
