@@ -277,3 +277,35 @@ def test_the_pooler_is_not_trained():
     trainable = {id(v) for v in TokenClassification(3).trainable_variables(model)}
     assert not any(id(v) in trainable for v in model.encoder.pooler.variables)
     assert id(model.classifier.output_weights) in trainable
+
+
+def test_tensorflow_datasets_conll2003_reads_as_the_column_file(tmp_path):
+    tf = pytest.importorskip("tensorflow")
+    tfds = pytest.importorskip("tensorflow_datasets")
+    from bert_tf.ner.data import tfds_conll2003
+
+    def as_dataset(builder, split, **kwargs):
+        names = builder.info.features["ner"].feature.names
+        rows = [
+            (["EU", "rejects", "German"], ["B-ORG", "O", "B-MISC"]),
+            (["Peter", "Blackburn"], ["B-PER", "I-PER"]),
+        ]
+        rows = [
+            {"id": str(i), "tokens": words, "pos": [0] * len(words), "chunks": [0] * len(words),
+             "ner": [names.index(tag) for tag in tags]}
+            for i, (words, tags) in enumerate(rows)
+        ]  # fmt: skip
+        spec = {name: tf.TensorSpec([None], tf.int64) for name in ("pos", "chunks", "ner")}
+        spec["id"], spec["tokens"] = tf.TensorSpec([], tf.string), tf.TensorSpec([None], tf.string)
+        return tf.data.Dataset.from_generator(lambda: iter(rows), output_signature=spec)
+
+    with tfds.testing.mock_data(as_dataset_fn=as_dataset):
+        conll = tfds_conll2003("dev", str(tmp_path))
+    assert conll.source == "conll2003[dev]" and conll.scheme == "IOB2"
+    assert [s.words for s in conll.sentences] == [
+        ["EU", "rejects", "German"],
+        ["Peter", "Blackburn"],
+    ]
+    assert conll.sentences[1].tags == ["B-PER", "I-PER"]
+    with pytest.raises(InputError, match=r"^--use_tfds: conll2003 \(split dev\) is not prepared"):
+        tfds_conll2003("dev", str(tmp_path))
