@@ -25,11 +25,15 @@ from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 
 logger = logging.getLogger(__name__)
+
+# The encoder with a task head: its pre-trained part comes from a pre-training checkpoint.
+FINE_TUNING_MODELS = (BertClassifier, BertSpanLabeler, BertTokenClassifier, BertMultipleChoice)
 
 # Training state in original checkpoints that is not part of the model: Adam slots
 # (`<var>/adam_m`, `<var>/adam_v`, or Keras-style `Adam`), the step and loss-scale counters.
@@ -86,9 +90,7 @@ def _pretraining_head_names(pretrainer: BertPretrainer) -> dict[str, keras.Varia
     }
 
 
-def _classifier_head_names(
-    classifier: BertClassifier | BertTokenClassifier,
-) -> dict[str, keras.Variable]:
+def _classifier_head_names(classifier) -> dict[str, keras.Variable]:
     # The original's run_classifier creates these at the top-level scope (the NER token
     # classifier, which the original lacks, names its head the same way).
     head = classifier.classifier
@@ -108,7 +110,8 @@ def _head_names(model: keras.Model) -> dict[str, keras.Variable]:
     SQuAD span head."""
     if isinstance(model, BertPretrainer):
         return _pretraining_head_names(model)
-    if isinstance(model, BertClassifier | BertTokenClassifier):
+    if isinstance(model, BertClassifier | BertTokenClassifier | BertMultipleChoice):
+        # The multiple-choice head is the classifier's with one output: the choice vector.
         return _classifier_head_names(model)
     if isinstance(model, BertSpanLabeler):
         return _span_head_names(model)
@@ -120,9 +123,11 @@ def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
 
     `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`), a
     `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`) or a
-    `BertSpanLabeler` (plus `cls/squad/output_weights`, `cls/squad/output_bias`).
+    `BertSpanLabeler` (plus `cls/squad/output_weights`, `cls/squad/output_bias`); a
+    `BertTokenClassifier` (NER) or `BertMultipleChoice` (SWAG, [1, H]) has the classifier's
+    `output_weights` and `output_bias`.
     """
-    if isinstance(model, BertPretrainer | BertClassifier | BertSpanLabeler | BertTokenClassifier):
+    if isinstance(model, (BertPretrainer, *FINE_TUNING_MODELS)):
         return {**_encoder_names(model.encoder), **_head_names(model)}
     if isinstance(model, BertEncoder):
         return _encoder_names(model)
@@ -215,9 +220,7 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
 
     if missing_heads:
         logger.log(
-            logging.INFO
-            if isinstance(model, BertClassifier | BertSpanLabeler | BertTokenClassifier)
-            else logging.WARNING,
+            logging.INFO if isinstance(model, FINE_TUNING_MODELS) else logging.WARNING,
             "%s has no %s; they keep their initial values",
             prefix,
             _listing(missing_heads),
@@ -280,7 +283,7 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         return prefix
     if isinstance(model, BertPretrainer):
         state = {"model": model}
-    elif isinstance(model, BertClassifier | BertSpanLabeler | BertTokenClassifier):
+    elif isinstance(model, FINE_TUNING_MODELS):
         state = {"encoder": model.encoder}
     else:
         state = {"encoder": model}

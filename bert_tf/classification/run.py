@@ -11,6 +11,7 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+from collections.abc import Sequence
 
 import numpy as np
 import tensorflow as tf
@@ -172,7 +173,13 @@ def run_classifier(options: ClassifierOptions) -> dict:
                 trainer, examples, labels, options, tokenizer, split, options.eval_batch_size
             )
             prefix = "eval_" if split == "dev" else f"eval_{split.removeprefix('dev_')}_"
-            split_results = evaluation_results(processor, outputs, options.eval_batch_size, prefix)
+            split_results = evaluation_results(
+                outputs,
+                options.eval_batch_size,
+                prefix,
+                regression=processor.is_regression,
+                metric_names=processor.metric_names,
+            )
             if split == "dev":
                 split_results["global_step"] = trainer.global_step
             results.update(split_results)
@@ -241,33 +248,39 @@ def _predict(
     return {name: value[order] for name, value in outputs.items()}
 
 
-def _softmax(logits: np.ndarray) -> np.ndarray:
+def softmax(logits: np.ndarray) -> np.ndarray:
+    """Probabilities [N, K] of logits [N, K]."""
     shifted = np.exp(logits - logits.max(axis=-1, keepdims=True))
     return shifted / shifted.sum(axis=-1, keepdims=True)
 
 
 def evaluation_results(
-    processor: DataProcessor, outputs: dict, batch_size: int, prefix: str = "eval_"
+    outputs: dict,
+    batch_size: int,
+    prefix: str = "eval_",
+    regression: bool = False,
+    metric_names: Sequence[str] = (),
 ) -> dict:
     """The original's eval keys (`eval_accuracy`, `eval_loss`, `loss`) plus the task's GLUE
-    metrics (`eval_f1`, `eval_mcc`, `eval_pearson`, `eval_spearmanr`), over real examples.
+    metrics (`metric_names`: `eval_f1`, `eval_mcc`, `eval_pearson`, `eval_spearmanr`), over
+    real examples, from `outputs`' logits [N, K], label_ids [N] and is_real_example [N].
 
     `eval_loss` is the mean loss of the real examples; `loss` is the Estimator's: the mean
     over batches of each batch's mean loss (padding examples included, as the original)."""
     logits, labels = outputs["logits"], outputs["label_ids"]
-    if processor.is_regression:
+    if regression:
         predictions = logits[:, 0]
         per_example = np.square(predictions - labels)
     else:
-        log_probs = np.log(_softmax(logits.astype(np.float64)))
+        log_probs = np.log(softmax(logits.astype(np.float64)))
         per_example = -log_probs[np.arange(len(labels)), labels]
         predictions = np.argmax(logits, axis=-1)
     real = outputs["is_real_example"].astype(bool)
     results = {}
-    if not processor.is_regression:
+    if not regression:
         results[f"{prefix}accuracy"] = float(np.mean(predictions[real] == labels[real]))
     results[f"{prefix}loss"] = float(np.mean(per_example[real]))
-    metrics = task_metrics(processor.metric_names, predictions[real], labels[real])
+    metrics = task_metrics(metric_names, predictions[real], labels[real])
     results.update({f"{prefix}{name}": value for name, value in metrics.items()})
     if prefix == "eval_":
         # [num_batches, batch_size]: the eval files are padded to whole batches.
@@ -288,12 +301,10 @@ def write_predictions(
         values = logits[:, :1]
         predictions = [f"{v:.3f}" for v in logits[:, 0]]
     else:
-        values = _softmax(logits.astype(np.float64))
+        values = softmax(logits.astype(np.float64))
         names = processor.get_labels()
         predictions = [names[i] for i in np.argmax(logits, axis=-1)]
-    with atomic_open(os.path.join(output_dir, results_file)) as f:
-        for row in values:
-            f.write("\t".join(str(float(v)) for v in row) + "\n")
+    write_test_results(os.path.join(output_dir, results_file), values)
     submission = glue_submission_name(processor, split)
     if submission:
         with atomic_open(os.path.join(output_dir, submission)) as f:
@@ -306,6 +317,14 @@ def write_predictions(
         results_file,
         f" and {submission}" if submission else "",
     )
+
+
+def write_test_results(path: str, values: np.ndarray) -> None:
+    """The original's test_results.tsv: one line per real example, its values [K]
+    (probabilities or the score) tab-separated."""
+    with atomic_open(path) as f:
+        for row in values:
+            f.write("\t".join(str(float(v)) for v in row) + "\n")
 
 
 def glue_submission_name(processor: DataProcessor, split: str) -> str | None:

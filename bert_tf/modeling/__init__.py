@@ -10,11 +10,13 @@ from bert_tf.modeling.heads import (
     masked_lm_loss,
     next_sentence_loss,
 )
+from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer, pretraining_losses
 
 __all__ = [
     "BertClassifier",
     "BertEncoder",
+    "BertMultipleChoice",
     "ClassifierHead",
     "BertPretrainer",
     "MaskedLMHead",
