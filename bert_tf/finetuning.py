@@ -4,6 +4,7 @@ the strategy, the model and its `Trainer` (resuming from output_dir or starting 
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
 
@@ -70,14 +71,13 @@ def build_trainer(
     config: BertConfig,
     num_train_steps: int,
     num_warmup_steps: int,
-    batch_sizes: dict[str, int],
 ) -> Trainer:
     """The objective's model under the strategy the options ask for, in a `Trainer` with the
     original's optimizer (options.learning_rate, the steps given); restored from the latest
     checkpoint in options.output_dir (a rerun resumes), else from options.init_checkpoint.
 
-    `batch_sizes`: flag name -> global batch, each checked against the replicas (the train
-    batch also against the accumulation steps).
+    Every `*_batch_size` of the options is a global batch, checked against the replicas (the
+    train batch also against the accumulation steps).
 
     Raises:
         InputError: a batch that does not split evenly, a checkpoint that does not fit, or no
@@ -86,9 +86,12 @@ def build_trainer(
     strategy = options.make_strategy()
     warn_if_slow(strategy, options.dtype, options.use_xla)
     replicas = strategy.num_replicas_in_sync
-    for flag, batch_size in batch_sizes.items():
-        accumulation = options.gradient_accumulation_steps if flag.startswith("train") else 1
-        check_batch(flag, batch_size, replicas, accumulation)
+    for field in dataclasses.fields(options):
+        if field.name.endswith("_batch_size"):
+            accumulation = (
+                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
+            )
+            check_batch(field.name, getattr(options, field.name), replicas, accumulation)
     if options.seed is not None:
         keras.utils.set_random_seed(options.seed)
     keras.config.set_dtype_policy(options.dtype)

@@ -125,11 +125,6 @@ def run_classifier(options: ClassifierOptions) -> dict:
         config,
         steps,
         warmup,
-        {
-            "train_batch_size": options.train_batch_size,
-            "eval_batch_size": options.eval_batch_size,
-            "predict_batch_size": options.predict_batch_size,
-        },
     )
     model = trainer.model
     chief = is_chief(trainer.strategy)

@@ -203,11 +203,6 @@ def run_ner(options: NerOptions) -> dict:
         config,
         steps,
         warmup,
-        {
-            "train_batch_size": options.train_batch_size,
-            "eval_batch_size": options.eval_batch_size,
-            "predict_batch_size": options.predict_batch_size,
-        },
     )
     chief = is_chief(trainer.strategy)
 
@@ -283,16 +278,17 @@ def predict_tags(
         ("logits", "example_index"),
     )
     logits = outputs["logits"][np.argsort(outputs["example_index"], kind="stable")]
+    log_probs = logits.astype(np.float64)
+    log_probs -= log_probs.max(-1, keepdims=True)
+    log_probs -= np.log(np.exp(log_probs).sum(-1, keepdims=True))  # [N, S, L]
     sentences = conll.sentences
     predictions = [[None] * len(s.words) for s in sentences]
     nll = []
     label_id = {label: i for i, label in enumerate(labels)}
-    for feature, window in zip(features, logits, strict=False):
+    for feature, window in zip(features, log_probs, strict=False):
         for position, (sentence, word) in feature.word_at.items():
-            scores = window[position].astype(np.float64)
-            predictions[sentence][word] = labels[int(np.argmax(scores))]
-            log_z = np.log(np.sum(np.exp(scores - scores.max()))) + scores.max()
-            nll.append(log_z - scores[label_id[sentences[sentence].tags[word]]])
+            predictions[sentence][word] = labels[int(np.argmax(window[position]))]
+            nll.append(-window[position, label_id[sentences[sentence].tags[word]]])
     missing = [
         (i, w) for i, tags in enumerate(predictions) for w, t in enumerate(tags) if t is None
     ]
@@ -331,7 +327,8 @@ def write_outputs(
     # Scored from the lines written: the report is what conlleval prints for that file
     # (its -DOCSTART- lines count as tokens, as in the shared task's evaluation).
     result = conlleval.evaluate_lines(lines)
-    atomic_write_text(os.path.join(output_dir, f"{prefix}_conlleval.txt"), conlleval.report(result))
+    report = conlleval.report(result)
+    atomic_write_text(os.path.join(output_dir, f"{prefix}_conlleval.txt"), report)
     metrics = {f"{prefix}_{name}": value for name, value in conlleval.metrics(result).items()}
     metrics[f"{prefix}_loss"] = loss
     metrics["global_step"] = trainer.global_step
@@ -341,7 +338,7 @@ def write_outputs(
         metrics,
         trainer.global_step,
     )
-    logger.info("%s (%s):\n%s", conll.source, split, conlleval.report(result))
+    logger.info("%s (%s):\n%s", conll.source, split, report)
     print(
         f"{split}: "
         + ", ".join(

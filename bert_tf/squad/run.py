@@ -153,10 +153,6 @@ def run_squad(options: SquadOptions) -> dict:
         config,
         steps,
         warmup,
-        {
-            "train_batch_size": options.train_batch_size,
-            "predict_batch_size": options.predict_batch_size,
-        },
     )
     chief = is_chief(trainer.strategy)
 

@@ -119,11 +119,6 @@ def run_swag(options: SwagOptions) -> dict:
         config,
         steps,
         warmup,
-        {
-            "train_batch_size": options.train_batch_size,
-            "eval_batch_size": options.eval_batch_size,
-            "predict_batch_size": options.predict_batch_size,
-        },
     )
     chief = is_chief(trainer.strategy)
 
