@@ -24,6 +24,7 @@ from bert_tf.pretraining.generate import (
     write_pretraining_data,
 )
 from bert_tf.pretraining.instances import GeneratorOptions
+from bert_tf.pretraining.masking import parse_masking_rates
 from bert_tf.tokenization import FullTokenizer
 
 FLAGS = flags.FLAGS
@@ -51,8 +52,15 @@ flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words instead of sing
 flags.DEFINE_bool(
     "per_word_mask_decision",
     False,
-    "With --do_whole_word_mask: one 80/10/10 decision per word instead of per WordPiece (the "
+    "With --do_whole_word_mask: one MASK/SAME/RND decision per word instead of per WordPiece (the "
     "original decides per WordPiece; google-research/bert#910).",
+)
+flags.DEFINE_string(
+    "masking_rates",
+    "0.8,0.1,0.1",
+    "Beyond the original: how often a masked-LM prediction's input is [MASK], the same token "
+    "and a random token (MASK,SAME,RND fractions summing to 1; paper Table 8). The default is "
+    "the original's 80/10/10 and writes the original's records.",
 )
 flags.DEFINE_integer(
     "num_workers",
@@ -88,6 +96,7 @@ def main(argv: list[str]) -> None:
         short_seq_prob=FLAGS.short_seq_prob,
         do_whole_word_mask=FLAGS.do_whole_word_mask,
         whole_word_mask_per_word_decision=FLAGS.per_word_mask_decision,
+        masking_rates=parse_masking_rates(FLAGS.masking_rates),
     )
     output_files = FLAGS.output_file.split(",")
     for path in output_files:

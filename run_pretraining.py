@@ -78,6 +78,18 @@ flags.DEFINE_enum(
 flags.DEFINE_string(
     "vocab_file", None, "Optional: copied into output_dir/pretrained/ next to the model."
 )
+flags.DEFINE_string(
+    "eval_input_file",
+    None,
+    "Held-out records for --do_eval (a glob or comma separated); unset: --input_file, as the "
+    "original. Eval reports masked_lm_perplexity (lm_perplexity for --objective=ltr).",
+)
+flags.DEFINE_integer(
+    "keep_checkpoint_every_n_steps",
+    0,
+    "Also keep a copy of the checkpoint of every N-th step in output_dir/kept/ (never "
+    "deleted), to fine-tune the model along the way (paper Figure 5); 0: none.",
+)
 
 
 def main(argv: list[str]) -> None:

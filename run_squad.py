@@ -104,6 +104,12 @@ flags.DEFINE_bool(
     "prepared beforehand: train for training, validation for prediction.",
 )
 flags.DEFINE_string("tfds_data_dir", None, "tensorflow-datasets' data_dir (its local cache).")
+flags.DEFINE_bool(
+    "bilstm",
+    False,
+    'Paper Table 5\'s "+ BiLSTM": a randomly initialised BiLSTM (hidden_size units per '
+    "direction) between the encoder's sequence output and the task head.",
+)
 flags.DEFINE_string(
     "export_dir",
     None,

@@ -34,6 +34,10 @@ DEFAULTS: dict[str, Any] = {
 }
 KNOWN_KEYS = ("vocab_size",) + tuple(DEFAULTS)
 
+# Not an original key: true in the bert_config.json of a model pre-trained left to right
+# (run_pretraining.py --objective=ltr), which keeps its causal attention when fine-tuned.
+CAUSAL_ATTENTION = "causal_attention"
+
 # "gelu" is the exact erf form the released checkpoints were trained with; "gelu_tanh" (alias
 # "gelu_new", the name other libraries use) is the approximation the original switched to later.
 HIDDEN_ACTS = ("gelu", "gelu_tanh", "gelu_new", "relu", "tanh")
@@ -79,6 +83,11 @@ class BertConfig:
         for key, default in DEFAULTS.items():
             setattr(self, key, values.pop(key, default))
         self.extra: dict[str, Any] = values
+
+    @property
+    def causal_attention(self) -> bool:
+        """Whether each position attends only to itself and the positions before it."""
+        return bool(self.extra.get(CAUSAL_ATTENTION, False))
 
     @property
     def size_per_head(self) -> int:

@@ -31,6 +31,9 @@ from bert_tf.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
 
+# Where `keep_checkpoint_every_n_steps` keeps its copies, inside the checkpoint directory.
+KEPT_CHECKPOINTS_DIR = "kept"
+
 # The compute dtypes (Keras dtype policies) the scripts offer; mixed_float16 needs loss scaling.
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 
@@ -61,6 +64,9 @@ class Trainer:
             backward pass (the all-reduce and the cross-replica update stay outside).
         loss_scaling: dynamic loss scaling (for float16 compute).
         max_checkpoints_to_keep: older training checkpoints are deleted.
+        keep_checkpoint_every_n_steps: also keep a copy of every checkpoint whose step is a
+            multiple of this, in checkpoint_dir/kept/ (never deleted), to evaluate or fine-tune
+            the model along the way (paper Figure 5). None: none kept.
         fused_update: update all variables in one XLA function per device (needs the
             optimizer's `apply_updates`, as bert_tf's optimizers have). None: fused, except
             under TPUStrategy (which compiles the whole step anyway) and for other optimizers.
@@ -78,6 +84,7 @@ class Trainer:
         use_xla: bool = False,
         loss_scaling: bool = False,
         max_checkpoints_to_keep: int = 5,
+        keep_checkpoint_every_n_steps: int | None = None,
         fused_update: bool | None = None,
     ) -> None:
         self.strategy, self.model, self.objective = strategy, model, objective
@@ -119,6 +126,8 @@ class Trainer:
         self.checkpoint = tf.train.Checkpoint(
             **state, loss_scale=self.loss_scale, good_steps=self.good_steps
         )
+        self.checkpoint_dir = checkpoint_dir
+        self.keep_checkpoint_every_n_steps = keep_checkpoint_every_n_steps
         self.manager = (
             tf.train.CheckpointManager(
                 self.checkpoint,
@@ -143,9 +152,22 @@ class Trainer:
         return self.manager.latest_checkpoint
 
     def save(self) -> str | None:
+        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
+        `keep_checkpoint_every_n_steps`, a copy in `kept/` that stays."""
         if self.manager is None:
             return None
-        return self.manager.save(checkpoint_number=self.global_step)
+        step = self.global_step
+        path = self.manager.save(checkpoint_number=step)
+        every = self.keep_checkpoint_every_n_steps
+        if every and step % every == 0:
+            kept = os.path.join(self.checkpoint_dir, KEPT_CHECKPOINTS_DIR)
+            tf.io.gfile.makedirs(kept)
+            # The index last: a checkpoint whose index exists is whole.
+            files = sorted(tf.io.gfile.glob(path + ".*"), key=lambda f: f.endswith(".index"))
+            for source in files:
+                tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
+            logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
+        return path
 
     # One step, per replica. -------------------------------------------------------------
 

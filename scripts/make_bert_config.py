@@ -2,18 +2,22 @@
 
 BERT-BASE and BERT-LARGE are the paper's (Sec. 3: L=12, H=768, A=12 and L=24, H=1024, A=16);
 tiny, mini, small and medium are the smaller BERTs Google released later (Turc et al., 2019,
-"Well-Read Students Learn Better"). All have the feed-forward size 4H, 512 positions, two
-segment types and the original's dropout, GELU and initializer; vocab_size is the number of
-lines of --vocab_file.
+"Well-Read Students Learn Better"). Any other shape is named as the released models are,
+`L-<layers>_H-<hidden>_A-<heads>`: paper Table 6's six are L-3_H-768_A-12, L-6_H-768_A-3,
+L-6_H-768_A-12, L-12_H-768_A-12, L-12_H-1024_A-16 and L-24_H-1024_A-16. All have the
+feed-forward size 4H, 512 positions, two segment types and the original's dropout, GELU and
+initializer; vocab_size is the number of lines of --vocab_file.
 
     python scripts/make_bert_config.py --size=base --vocab_file=sample_data/vocab.txt \
       --output_file=output/bert_base/bert_config.json
+    python scripts/make_bert_config.py --size=L-6_H-768_A-3 --vocab_file=... --output_file=...
 """
 
 from __future__ import annotations
 
 import logging
 import os
+import re
 import sys
 
 from absl import flags
@@ -22,6 +26,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 
 from bert_tf import cli  # noqa: E402
 from bert_tf.config import BertConfig  # noqa: E402
+from bert_tf.errors import InputError  # noqa: E402
 from bert_tf.tokenization import load_vocab  # noqa: E402
 
 # name: (L = num_hidden_layers, H = hidden_size, A = num_attention_heads)
@@ -34,15 +39,41 @@ SIZES = {
     "large": (24, 1024, 16),
 }
 
+# Paper Table 6 (model size ablation): (L, H, A) in the paper's row order.
+TABLE6_SHAPES = (
+    (3, 768, 12),
+    (6, 768, 3),
+    (6, 768, 12),
+    (12, 768, 12),
+    (12, 1024, 16),
+    (24, 1024, 16),
+)
+
 FLAGS = flags.FLAGS
-flags.DEFINE_enum("size", None, list(SIZES), "The architecture.")
+flags.DEFINE_string(
+    "size",
+    None,
+    f"The architecture: one of {', '.join(SIZES)}, or L-<layers>_H-<hidden>_A-<heads> (as the "
+    "released models' names; e.g. Table 6's L-6_H-768_A-3).",
+)
 flags.DEFINE_string("vocab_file", None, "The vocabulary: vocab_size is its number of lines.")
 flags.DEFINE_string("output_file", None, "Where bert_config.json goes.")
 
 
+def shape_of(size: str) -> tuple[int, int, int]:
+    """(L, H, A) of a named size or of "L-<layers>_H-<hidden>_A-<heads>"."""
+    if size in SIZES:
+        return SIZES[size]
+    match = re.fullmatch(r"L-(\d+)_H-(\d+)_A-(\d+)", size)
+    if not match:
+        raise InputError(f"expected one of {', '.join(SIZES)} or L-<layers>_H-<hidden>_A-<heads>")
+    layers, hidden, heads = (int(group) for group in match.groups())
+    return layers, hidden, heads
+
+
 def bert_config(size: str, vocab_size: int) -> BertConfig:
-    """The config of a named size, with the released models' other values."""
-    layers, hidden, heads = SIZES[size]
+    """The config of a size (see `shape_of`), with the released models' other values."""
+    layers, hidden, heads = shape_of(size)
     return BertConfig(
         vocab_size=vocab_size,
         hidden_size=hidden,
@@ -58,7 +89,10 @@ def main(argv: list[str]) -> None:
     del argv
     cli.require(FLAGS, "size", "vocab_file", "output_file")
     vocab_size = max(load_vocab(FLAGS.vocab_file).values()) + 1
-    config = bert_config(FLAGS.size, vocab_size)
+    try:
+        config = bert_config(FLAGS.size, vocab_size)
+    except InputError as e:
+        raise InputError(f"--size={FLAGS.size}: {e}") from None
     config.to_json_file(FLAGS.output_file)
     logging.info("Wrote BERT-%s (vocab_size=%d) to %s", FLAGS.size, vocab_size, FLAGS.output_file)
 

@@ -32,6 +32,7 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from bert_tf import cli  # noqa: E402
 from bert_tf.errors import InputError  # noqa: E402
 from bert_tf.fileio import atomic_write_text  # noqa: E402
+from bert_tf.pretraining.corpus import split_sentences  # noqa: E402
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_file", None, "Where the corpus text goes.")
@@ -59,12 +60,6 @@ EXCLUDED_MODULES = frozenset(
     }
 )
 
-# A period after these words ends an abbreviation, not a sentence ("e.g. Foo" stays whole).
-ABBREVIATIONS = frozenset(
-    {"cf.", "dr.", "e.g.", "etc.", "eg.", "i.e.", "ie.", "mr.", "mrs.", "ms.", "no.", "vs."}
-)
-
-_SENTENCE_END = re.compile(r"[.!?][\"')\]]*\s+(?=[A-Z0-9])")
 _SIGNATURE = re.compile(r"^[\w.]+\(.*\)(\s*->.*)?$")
 # Assignments, "f(x) -> y" / "f(x) --> y" signatures, and columns aligned with runs of spaces.
 _CODE_OR_TABLE = re.compile(r" = |->|\S {3,}\S")
@@ -200,25 +195,6 @@ def _plain_text(text: str) -> str:
     text = _REST_ROLE.sub(r"\1", text).replace("``", "")
     text = " ".join(text.split())
     return text[:-1] if text.endswith("::") else text
-
-
-def split_sentences(text: str) -> list[str]:
-    """Splits after `.`, `!` or `?` followed by space and an upper-case letter or a digit.
-
-    Common abbreviations ("e.g.", "i.e.", "etc.", "Mr.") and single-letter initials do not end a
-    sentence.
-    """
-    sentences = []
-    start = 0
-    for match in _SENTENCE_END.finditer(text):
-        words = text[start : match.start() + 1].split()
-        last_word = words[-1].lower() if words else ""
-        if last_word in ABBREVIATIONS or re.fullmatch(r"[a-z]\.", last_word):
-            continue
-        sentences.append(text[start : match.end()].strip())
-        start = match.end()
-    sentences.append(text[start:].strip())
-    return [sentence for sentence in sentences if sentence]
 
 
 def module_document(name: str) -> list[str]:

@@ -32,7 +32,11 @@ from bert_tf.pretraining.instances import (
     create_instances_from_document,
     truncate_seq_pair,
 )
-from bert_tf.pretraining.masking import MaskingVocab, create_masked_lm_predictions
+from bert_tf.pretraining.masking import (
+    MaskingVocab,
+    create_masked_lm_predictions,
+    parse_masking_rates,
+)
 from bert_tf.pretraining.records import write_instances
 from bert_tf.tokenization import FullTokenizer
 
@@ -160,6 +164,84 @@ def test_per_word_decision_treats_all_pieces_of_a_word_alike():
     assert outcomes == {4, 5, 6}
 
 
+def replacements(rates, per_word_decision=False, seeds=300) -> dict[str, float]:
+    """How often a prediction's input is [MASK], the same token, another token, at `rates`
+    (the random word is always "##b", which the input lacks, so the outcomes differ)."""
+    vocab = MaskingVocab(VOCAB, do_whole_word_mask=per_word_decision)
+    vocab.random_word_ids = [6]
+    counts = {"mask": 0, "same": 0, "random": 0}
+    for seed in range(seeds):
+        tokens = [2, 5, 5, 5, 5, 5, 5, 5, 5, 3]
+        output, positions, labels = create_masked_lm_predictions(
+            tokens,
+            0.3,
+            20,
+            vocab,
+            random.Random(seed),
+            per_word_decision=per_word_decision,
+            masking_rates=rates,
+        )
+        assert labels == [5] * len(positions)
+        for p in positions:
+            counts[{4: "mask", 5: "same", 6: "random"}[output[p]]] += 1
+    total = sum(counts.values())
+    return {kind: count / total for kind, count in counts.items()}
+
+
+@pytest.mark.parametrize(
+    "rates", [(1.0, 0.0, 0.0), (0.0, 1.0, 0.0), (0.0, 0.0, 1.0), (0.8, 0.0, 0.2), (0, 0.2, 0.8)]
+)
+def test_masking_rates_set_how_often_mask_same_and_random_replace_a_prediction(rates):
+    observed = replacements(rates)
+    expected = dict(zip(("mask", "same", "random"), rates, strict=True))
+    for kind, rate in expected.items():
+        if rate in (0.0, 1.0):
+            assert observed[kind] == rate, (kind, observed)
+        else:
+            assert observed[kind] == pytest.approx(rate, abs=0.04), (kind, observed)
+
+
+def test_per_word_decisions_follow_the_masking_rates_too():
+    vocab = MaskingVocab(VOCAB, do_whole_word_mask=True)
+    vocab.random_word_ids = [5]
+    tokens = [2, 5, 6, 6, 6, 3]  # one word of four pieces
+    for rates, expected in (((0.0, 0.0, 1.0), {5}), ((0.0, 1.0, 0.0), {5, 6})):
+        output, positions, _ = create_masked_lm_predictions(
+            tokens, 0.9, 20, vocab, random.Random(0), True, rates
+        )
+        assert positions == [1, 2, 3, 4]
+        assert {output[p] for p in positions} == expected
+        if rates[1] == 1.0:
+            assert output == tokens
+
+
+def test_default_masking_rates_write_the_originals_records_byte_for_byte(tmp_path):
+    oracle = ORACLE_FIXTURES / "pretraining"
+    flags = read_flags(oracle / "flags" / "cased.txt")
+    flags.update(
+        input_file=str(SAMPLE_DATA / "sample_text.txt"),
+        vocab_file=str(FIXTURES / "tokenization" / "cased_test_vocab.txt"),
+    )
+    outputs = {}
+    for rates in (None, "0.8,0.1,0.1"):
+        output = tmp_path / f"rates_{bool(rates)}.tfrecord"
+        extra = [f"--masking_rates={rates}"] if rates else []
+        args = [f"--{k}={v}" for k, v in dict(flags, output_file=output).items()]
+        result = run_script("create_pretraining_data.py", *args, *extra)
+        assert result.returncode == 0, result.stderr
+        outputs[rates] = output
+    assert outputs[None].read_bytes() == outputs["0.8,0.1,0.1"].read_bytes()
+    assert_same_records(outputs["0.8,0.1,0.1"], oracle / "cased.tfrecord", flags)
+
+
+@pytest.mark.parametrize(
+    "text", ["0.8,0.2", "0.8,0.3,-0.1", "0.5,0.2,0.2", "a,b,c", "80,10,10", "nan,0.5,0.5"]
+)
+def test_masking_rates_must_be_three_fractions_summing_to_1(text):
+    with pytest.raises(InputError, match=f"--masking_rates={text}; expected three fractions"):
+        parse_masking_rates(text)
+
+
 def test_one_segment_chunk_is_always_a_random_next_labelled_1(tmp_path):
     # Two one-line documents: every chunk has one segment, so every B is a random next.
     documents = [[[5, 5, 5]], [[6, 6]]]
@@ -212,6 +294,7 @@ def test_missing_input_pattern_is_named(tmp_path):
         (["--max_predictions_per_seq=200"], ["--max_predictions_per_seq=200", "expected 1 to"]),
         (["--output_file=/nonexistent/x.tfrecord"], ["/nonexistent", "does not exist"]),
         (["--input_file=EMPTY"], ["no tokens"]),
+        (["--masking_rates=0.8,0.1"], ["--masking_rates=0.8,0.1", "MASK,SAME,RND"]),
     ],
 )
 def test_bad_input_is_one_error_line(flags, fragments, tmp_path):

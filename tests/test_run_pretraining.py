@@ -107,16 +107,20 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
             "loss",
             "masked_lm_accuracy",
             "masked_lm_loss",
+            "masked_lm_perplexity",
             "next_sentence_accuracy",
             "next_sentence_loss",
         ]
     )
     assert "global_step = 6" in lines
+    results = {k: float(v) for k, v in (line.split(" = ") for line in lines)}
+    assert results["masked_lm_perplexity"] == pytest.approx(np.exp(results["masked_lm_loss"]))
 
     pretrained = output_dir / "pretrained"
     names = {name for name, _ in tf.train.list_variables(str(pretrained / "bert_model.ckpt"))}
     assert names == set(original_variable_names(BertPretrainer(BertConfig(**CONFIG))))
     assert json.loads((pretrained / "bert_config.json").read_text()) == CONFIG
+    assert json.loads((output_dir / "bert_config.json").read_text()) == CONFIG
     assert (pretrained / "vocab.txt").read_bytes() == (SAMPLE_DATA / "vocab.txt").read_bytes()
 
     train = summaries(output_dir / "train")
@@ -128,6 +132,103 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
     assert train["learning_rate"][2] == pytest.approx(5e-4, rel=1e-6)
     assert train["learning_rate"][6] == pytest.approx(1e-3 / 6, rel=1e-6)
     assert set(summaries(output_dir / "eval")) >= {"masked_lm_accuracy", "next_sentence_loss"}
+
+
+def test_held_out_records_are_evaluated_with_their_perplexity(setup, tmp_path):
+    heldout = tmp_path / "heldout.tfrecord"
+    text = (SAMPLE_DATA / "sample_text.txt").read_text(encoding="utf-8")
+    (tmp_path / "heldout.txt").write_text(text.split("\n\n")[-1], encoding="utf-8")
+    result = run_script(
+        "create_pretraining_data.py",
+        f"--input_file={tmp_path / 'heldout.txt'}",
+        f"--output_file={heldout}",
+        f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
+        f"--max_seq_length={SEQ}",
+        f"--max_predictions_per_seq={PREDICTIONS}",
+        "--random_seed=7",
+    )
+    assert result.returncode == 0, result.stderr
+    evaluated = {}
+    for name, extra in (("train", {}), ("heldout", {"eval_input_file": heldout})):
+        output_dir = tmp_path / name
+        result = run_script(
+            *pretraining_args(
+                setup,
+                output_dir,
+                init_checkpoint=setup["init_checkpoint"],
+                do_train=False,
+                do_eval=True,
+                eval_batch_size=2,
+                max_eval_steps=1000,
+                **extra,
+            )
+        )
+        assert result.returncode == 0, result.stderr
+        lines = (output_dir / "eval_results.txt").read_text().splitlines()
+        evaluated[name] = {k: float(v) for k, v in (line.split(" = ") for line in lines)}
+        assert evaluated[name]["masked_lm_perplexity"] == pytest.approx(
+            np.exp(evaluated[name]["masked_lm_loss"]), rel=1e-6
+        )
+    assert evaluated["heldout"]["masked_lm_loss"] != evaluated["train"]["masked_lm_loss"]
+    summary = summaries(tmp_path / "heldout" / "eval")
+    assert summary["masked_lm_perplexity"][0] == pytest.approx(
+        evaluated["heldout"]["masked_lm_perplexity"], rel=1e-5
+    )
+
+
+def test_every_nth_checkpoint_is_kept_beside_the_last_few(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    result = run_script(
+        *pretraining_args(
+            setup,
+            output_dir,
+            num_train_steps=5,
+            save_checkpoints_steps=1,
+            keep_checkpoint_max=1,
+            keep_checkpoint_every_n_steps=2,
+        )
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in output_dir.glob("ckpt-*.index")) == ["ckpt-5.index"]
+    kept = output_dir / "kept"
+    assert sorted(p.name for p in kept.glob("ckpt-*.index")) == ["ckpt-2.index", "ckpt-4.index"]
+    step_2 = tf.train.load_checkpoint(str(kept / "ckpt-2"))
+    step_4 = tf.train.load_checkpoint(str(kept / "ckpt-4"))
+    name = "optimizer/_iterations/.ATTRIBUTES/VARIABLE_VALUE"
+    assert [step_2.get_tensor(name), step_4.get_tensor(name)] == [2, 4]
+
+
+def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
+    from bert_tf.finetuning import left_to_right_config, load_model_files
+
+    output_dir = tmp_path / "ltr"
+    result = run_script(
+        *pretraining_args(
+            setup,
+            output_dir,
+            objective="ltr",
+            num_train_steps=2,
+            save_checkpoints_steps=1,
+            keep_checkpoint_every_n_steps=1,
+        )
+    )
+    assert result.returncode == 0, result.stderr
+    for checkpoint in (output_dir / "ckpt-2", output_dir / "kept" / "ckpt-1", output_dir):
+        assert left_to_right_config(str(checkpoint)) == str(output_dir / "bert_config.json")
+    assert left_to_right_config(str(output_dir / "pretrained" / "bert_model.ckpt"))
+    assert left_to_right_config(str(setup["init_checkpoint"])) is None
+
+    class Options:  # what load_model_files reads
+        do_lower_case = True
+        init_checkpoint = str(output_dir / "kept" / "ckpt-1")
+        bert_config_file = str(setup["bert_config_file"])  # the shape alone: not causal
+        max_seq_length = SEQ
+        vocab_file = str(SAMPLE_DATA / "vocab.txt")
+
+    config, _ = load_model_files(Options)
+    assert config.causal_attention
+    Options.init_checkpoint = str(setup["init_checkpoint"])
+    assert not load_model_files(Options)[0].causal_attention
 
 
 def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_path):
@@ -264,6 +365,18 @@ def _not_records(setup, tmp_path):
     return {"input_file": path}, [str(path), "is not a TFRecord file"]
 
 
+def _no_held_out_files(setup, tmp_path):
+    pattern = tmp_path / "heldout-*.tfrecord"
+    return {"do_eval": True, "eval_input_file": pattern}, [
+        f"--eval_input_file={pattern}",
+        "no file matches",
+    ]
+
+
+def _negative_kept_interval(setup, tmp_path):
+    return {"keep_checkpoint_every_n_steps": -1}, ["--keep_checkpoint_every_n_steps=-1"]
+
+
 def _batch_not_divisible(setup, tmp_path):
     return {"gradient_accumulation_steps": 3}, ["--train_batch_size=8", "divisible"]
 
@@ -284,6 +397,8 @@ def _diverging(setup, tmp_path):
         _other_prediction_count,
         _checkpoint_of_another_config,
         _not_records,
+        _no_held_out_files,
+        _negative_kept_interval,
         _batch_not_divisible,
         _diverging,
     ],

@@ -268,6 +268,25 @@ def test_bad_input_is_one_error_line_and_no_prediction_file(
     assert not (out / "predictions.json").exists()
 
 
+def test_run_squad_trains_and_predicts_with_a_bilstm(setup, tmp_path):
+    output_dir = tmp_path / "bilstm"
+    result = run_script(
+        *squad_args(
+            setup,
+            output_dir,
+            "--do_train",
+            f"--train_file={setup['train-v1.1.json']}",
+            "--do_predict",
+            f"--predict_file={setup['dev-v1.1.json']}",
+            "--bilstm",
+        ),
+        timeout=600,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert json.loads((output_dir / "predictions.json").read_text())
+    assert "exact_match" in json.loads((output_dir / "eval_results.json").read_text())
+
+
 def test_paper_table_2_script_runs_small(tmp_path):
     squad_dir = REPO.parent / "shared" / "data" / "squad"
     if not (squad_dir / "dev-v1.1.json").is_file():

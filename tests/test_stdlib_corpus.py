@@ -37,29 +37,6 @@ MIN_FULL_DOCUMENTS = 150
 MIN_FULL_WORDS = 93_000
 
 
-def test_splits_after_period_exclamation_and_question_marks():
-    text = "Is it open? Close it now! Then read 3 lines. 2 remain."
-    assert stdlib_corpus.split_sentences(text) == [
-        "Is it open?",
-        "Close it now!",
-        "Then read 3 lines.",
-        "2 remain.",
-    ]
-
-
-def test_abbreviations_do_not_end_a_sentence():
-    text = "Use a mapping, e.g. A dict. Or a list, i.e. Not a set, etc. Ask Mr. Smith."
-    assert stdlib_corpus.split_sentences(text) == [
-        "Use a mapping, e.g. A dict.",
-        "Or a list, i.e. Not a set, etc. Ask Mr. Smith.",
-    ]
-
-
-def test_lower_case_after_a_period_does_not_start_a_sentence():
-    text = "Call obj.close() when done. os.path is a module."
-    assert stdlib_corpus.split_sentences(text) == [text]
-
-
 def test_doctest_lines_and_their_output_are_dropped():
     doc = """Add two numbers.
 

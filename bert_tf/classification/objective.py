@@ -17,15 +17,22 @@ class Classification:
 
     count_names = ("examples",)
 
-    def __init__(self, num_labels: int, regression: bool = False) -> None:
+    def __init__(
+        self, num_labels: int, regression: bool = False, bilstm_units: int | None = None
+    ) -> None:
         self.num_labels = 1 if regression else num_labels
         self.regression = regression
+        self.bilstm_units = bilstm_units
         self.sum_names = ("loss",) if regression else ("loss", "accuracy")
 
     def build_model(self, config: BertConfig) -> BertClassifier:
-        return BertClassifier(config, self.num_labels)
+        return BertClassifier(config, self.num_labels, bilstm_units=self.bilstm_units)
 
     def trainable_variables(self, model: BertClassifier) -> list:
+        if self.bilstm_units:
+            # The BiLSTM takes the pooler's place: it gets no gradient, so no update or decay.
+            unused = {id(v) for v in model.encoder.pooler.trainable_variables}
+            return [v for v in model.trainable_variables if id(v) not in unused]
         return list(model.trainable_variables)
 
     def model_inputs(self, features: dict) -> dict:

@@ -65,6 +65,7 @@ class ClassifierOptions(RuntimeOptions):
     use_tfds: bool = False
     tfds_data_dir: str | None = None
     export_dir: str | None = None
+    bilstm: bool = False
 
     def check(self) -> None:
         """Raises `InputError` naming the first flag whose value cannot work."""
@@ -118,7 +119,11 @@ def run_classifier(options: ClassifierOptions) -> dict:
     train_examples = read_examples(processor, options, "train") if options.do_train else []
     steps, warmup = train_schedule(len(train_examples), options)
 
-    objective = Classification(len(labels or []), regression=regression)
+    objective = Classification(
+        len(labels or []),
+        regression=regression,
+        bilstm_units=config.hidden_size if options.bilstm else None,
+    )
     trainer = build_trainer(
         options,
         objective,

@@ -6,6 +6,7 @@ from __future__ import annotations
 import keras
 
 from bert_tf.config import BertConfig
+from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
 
@@ -24,6 +25,9 @@ class BertClassifier(keras.Model):
     Args:
         config: the architecture.
         num_labels: classes (1 for regression).
+        bilstm_units: paper Table 5's "+ BiLSTM": classify from a randomly initialised BiLSTM
+            of this many units per direction over the sequence output (its two final states)
+            instead of the pooled output. None: the original's classifier.
         encoder: an existing `BertEncoder` to put the classifier on (weights shared).
     """
 
@@ -31,24 +35,28 @@ class BertClassifier(keras.Model):
         self,
         config: BertConfig,
         num_labels: int,
+        bilstm_units: int | None = None,
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        # A left-to-right pre-trained model (run_pretraining --objective=ltr) stays causal.
-        encoder = encoder or BertEncoder(
-            config, causal=bool(config.extra.get("causal_attention", False))
-        )
+        encoder = encoder or BertEncoder(config)
         inputs = dict(encoder.input)
         outputs = dict(encoder(inputs))
+        summary = outputs["pooled_output"]  # [B, H]
+        if bilstm_units:
+            summary = bilstm(
+                outputs["sequence_output"], inputs["input_mask"], bilstm_units, summary=True
+            )  # [B, 2 * bilstm_units]
         outputs["logits"] = ClassifierHead(
             num_labels,
             initializer_range=config.initializer_range,
             dropout_rate=CLASSIFIER_DROPOUT,
             name="classifier",
-        )(outputs["pooled_output"])
+        )(summary)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.config = config
         self.num_labels = num_labels
+        self.bilstm_units = bilstm_units
         self.encoder = encoder
 
     @property
@@ -56,7 +64,12 @@ class BertClassifier(keras.Model):
         return self.get_layer("classifier")
 
     def get_config(self) -> dict:
-        return {"config": self.config.to_dict(), "num_labels": self.num_labels, "name": self.name}
+        return {
+            "config": self.config.to_dict(),
+            "num_labels": self.num_labels,
+            "bilstm_units": self.bilstm_units,
+            "name": self.name,
+        }
 
     @classmethod
     def from_config(cls, config: dict) -> BertClassifier:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.attention import AttentionMask
@@ -18,13 +19,15 @@ class BertEncoder(keras.Model):
     token, 0 = padding) and `segment_ids`, each [B, S] int32.
 
     Outputs (a dict): `sequence_output` [B, S, H] (the last layer), `pooled_output` [B, H]
-    (dense + tanh on the [CLS] position), `encoder_outputs` (a list of every layer's output,
-    [B, S, H] each) and `embedding_output` [B, S, H].
+    (dense + tanh on the [CLS] position; on the last real token when causal),
+    `encoder_outputs` (a list of every layer's output, [B, S, H] each) and `embedding_output`
+    [B, S, H].
 
     Args:
         config: the architecture.
         causal: left-to-right attention (each position sees only itself and what precedes it),
-            for the paper's "LTR & No NSP" ablation (Table 5).
+            for the paper's "LTR & No NSP" ablation (Table 5). None: the config's
+            `causal_attention` (false unless the model was pre-trained left to right).
 
     Example:
         >>> config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
@@ -36,7 +39,8 @@ class BertEncoder(keras.Model):
         TensorShape([2, 8, 32])
     """
 
-    def __init__(self, config: BertConfig, causal: bool = False, **kwargs) -> None:
+    def __init__(self, config: BertConfig, causal: bool | None = None, **kwargs) -> None:
+        causal = config.causal_attention if causal is None else causal
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -71,12 +75,20 @@ class BertEncoder(keras.Model):
             encoder_outputs.append(hidden)
 
         # The pooler: the [CLS] vector through dense + tanh, the input of sentence-level heads.
+        # Under causal attention [CLS] sees only itself, the same for every input; the last real
+        # token is the one that has seen it all, and left-to-right models classify from it, as
+        # OpenAI GPT does (paper Table 5's LTR model is fine-tuned on sentence tasks).
+        summary = (
+            LastRealToken(name="last_real_token")(hidden, inputs["input_mask"])
+            if causal
+            else hidden[:, 0]
+        )  # [B, H]
         pooled_output = keras.layers.Dense(
             config.hidden_size,
             activation="tanh",
             kernel_initializer=truncated_normal(config.initializer_range),
             name="pooler",
-        )(hidden[:, 0])  # [B, H]
+        )(summary)  # [B, H]
 
         super().__init__(
             inputs=inputs,
@@ -110,3 +122,18 @@ class BertEncoder(keras.Model):
     def from_config(cls, config: dict) -> BertEncoder:
         config = dict(config)
         return cls(BertConfig.from_dict(config.pop("config")), **config)
+
+
+@keras.saving.register_keras_serializable(package="bert_tf")
+class LastRealToken(keras.layers.Layer):
+    """sequence [B, S, H], input_mask [B, S] (real tokens first) -> [B, H]: the vector at each
+    sequence's last real position."""
+
+    def call(self, sequence, input_mask):
+        last = ops.maximum(ops.sum(ops.cast(input_mask, "int32"), axis=1) - 1, 0)  # [B]
+        batch, hidden = ops.shape(sequence)[0], ops.shape(sequence)[2]
+        index = ops.broadcast_to(last[:, None, None], (batch, 1, hidden))  # [B, 1, H]
+        return ops.take_along_axis(sequence, index, axis=1)[:, 0]  # [B, H]
+
+    def compute_output_shape(self, sequence_shape, input_mask_shape):
+        return (sequence_shape[0], sequence_shape[2])

@@ -64,10 +64,7 @@ class BertMultipleChoice(keras.Model):
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        # A left-to-right pre-trained model (run_pretraining --objective=ltr) stays causal.
-        encoder = encoder or BertEncoder(
-            config, causal=bool(config.extra.get("causal_attention", False))
-        )
+        encoder = encoder or BertEncoder(config)
         inputs = {
             name: keras.Input(shape=(num_choices, None), dtype="int32", name=name)
             for name in INPUT_NAMES

@@ -9,6 +9,7 @@ import keras
 from keras import ops
 
 from bert_tf.config import BertConfig
+from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
 
@@ -24,22 +25,33 @@ class BertSpanLabeler(keras.Model):
 
     Args:
         config: the architecture.
+        bilstm_units: paper Table 5's "+ BiLSTM": a randomly initialised BiLSTM of this many
+            units per direction between the sequence output and the span head. None: the
+            original's model.
         encoder: an existing `BertEncoder` to put the head on (weights shared).
     """
 
-    def __init__(self, config: BertConfig, encoder: BertEncoder | None = None, **kwargs) -> None:
-        encoder = encoder or BertEncoder(
-            config, causal=bool(config.extra.get("causal_attention", False))
-        )
+    def __init__(
+        self,
+        config: BertConfig,
+        bilstm_units: int | None = None,
+        encoder: BertEncoder | None = None,
+        **kwargs,
+    ) -> None:
+        encoder = encoder or BertEncoder(config)
         inputs = dict(encoder.input)
         outputs = dict(encoder(inputs))
+        hidden = outputs["sequence_output"]  # [B, S, H]
+        if bilstm_units:
+            hidden = bilstm(hidden, inputs["input_mask"], bilstm_units)  # [B, S, 2 * units]
         logits = ClassifierHead(2, initializer_range=config.initializer_range, name="squad")(
-            outputs["sequence_output"]
+            hidden
         )  # [B, S, 2]
         outputs["start_logits"] = ops.take(logits, 0, axis=-1)  # [B, S]
         outputs["end_logits"] = ops.take(logits, 1, axis=-1)  # [B, S]
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
         self.config = config
+        self.bilstm_units = bilstm_units
         self.encoder = encoder
 
     @property
@@ -47,7 +59,11 @@ class BertSpanLabeler(keras.Model):
         return self.get_layer("squad")
 
     def get_config(self) -> dict:
-        return {"config": self.config.to_dict(), "name": self.name}
+        return {
+            "config": self.config.to_dict(),
+            "bilstm_units": self.bilstm_units,
+            "name": self.name,
+        }
 
     @classmethod
     def from_config(cls, config: dict) -> BertSpanLabeler:

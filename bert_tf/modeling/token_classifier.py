@@ -16,6 +16,7 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.classifier import CLASSIFIER_DROPOUT
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
@@ -112,9 +113,7 @@ class BertTokenClassifier(keras.Model):
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        encoder = encoder or BertEncoder(
-            config, causal=bool(config.extra.get("causal_attention", False))
-        )
+        encoder = encoder or BertEncoder(config)
         inputs = dict(encoder.input)
         if feature_based is None:
             outputs = dict(encoder(inputs))
@@ -124,11 +123,8 @@ class BertTokenClassifier(keras.Model):
             encoder.trainable = False
             outputs = dict(InferenceMode(encoder, name="frozen_bert")(inputs))
             hidden = bert_features(outputs, feature_based)  # [B, S, H or 4H]
-            mask = ops.cast(inputs["input_mask"], "bool")  # the LSTMs skip the padding
-            for i in range(2):
-                hidden = keras.layers.Bidirectional(
-                    keras.layers.LSTM(lstm_units, return_sequences=True), name=f"bilstm_{i}"
-                )(hidden, mask=mask)  # [B, S, 2 * lstm_units]
+            hidden = bilstm(hidden, inputs["input_mask"], lstm_units, num_layers=2)
+            # hidden: [B, S, 2 * lstm_units]
         outputs["logits"] = ClassifierHead(
             num_labels,
             initializer_range=config.initializer_range,

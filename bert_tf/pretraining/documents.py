@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import glob
 import os
-import re
 from collections.abc import Iterable, Iterator, Sequence
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
+from bert_tf.pretraining.corpus import split_sentences
 from bert_tf.tokenization import FullTokenizer
 
 # A document is a list of segments (its non-empty lines), each a list of WordPiece ids.
@@ -56,20 +56,6 @@ def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list
             if tokens:
                 documents[-1].append(tokenizer.convert_tokens_to_ids(tokens))
     return [document for document in documents if document]
-
-
-# A sentence ends at . ! or ? (and any closing quotes or brackets) followed by whitespace and a
-# capital, a digit or an opening quote. Simple, and wrong for "Dr. Smith": corpora prepared
-# one sentence per line (the original's input format) need no splitter at all.
-_SENTENCE_END = re.compile(r"([.!?][\"\u201d\u2019)\]]*)\s+(?=[\"\u201c\u2018(\[]?[A-Z0-9])")
-
-
-def split_sentences(text: str) -> list[str]:
-    """Lines, then sentences within each line; empty pieces dropped."""
-    sentences = []
-    for line in text.split("\n"):
-        sentences += [s.strip() for s in _SENTENCE_END.sub("\\1\n", line).split("\n")]
-    return [s for s in sentences if s]
 
 
 def documents_from_texts(texts: Iterable[str], tokenizer: FullTokenizer) -> list[Document]:

@@ -13,7 +13,11 @@ from collections.abc import Iterator, Sequence
 import numpy as np
 
 from bert_tf.pretraining.documents import Document
-from bert_tf.pretraining.masking import MaskingVocab, create_masked_lm_predictions
+from bert_tf.pretraining.masking import (
+    MASKING_RATES,
+    MaskingVocab,
+    create_masked_lm_predictions,
+)
 from bert_tf.progress import Progress
 
 
@@ -29,6 +33,8 @@ class GeneratorOptions:
     do_whole_word_mask: bool = False
     # Beyond the original: one 80/10/10 decision per whole word (google-research/bert#910).
     whole_word_mask_per_word_decision: bool = False
+    # Beyond the original: the MASK/SAME/RND rates of paper Table 8.
+    masking_rates: tuple[float, float, float] = MASKING_RATES
 
 
 @dataclasses.dataclass
@@ -125,6 +131,7 @@ def create_instances_from_document(
                 vocab,
                 rng,
                 per_word_decision=options.whole_word_mask_per_word_decision,
+                masking_rates=options.masking_rates,
             )
             yield TrainingInstance(
                 input_ids=np.array(output_ids, np.int32),

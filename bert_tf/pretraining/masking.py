@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
+import math
 import random
+
+from bert_tf.errors import InputError
+
+# The paper's MASK/SAME/RND rates (Appendix C.2, Table 8): a prediction's input token is
+# [MASK] 80% of the time, the same token 10%, a random token 10%.
+MASKING_RATES = (0.8, 0.1, 0.1)
 
 
 class MaskingVocab:
@@ -36,13 +43,15 @@ def create_masked_lm_predictions(
     vocab: MaskingVocab,
     rng: random.Random,
     per_word_decision: bool = False,
+    masking_rates: tuple[float, float, float] = MASKING_RATES,
 ) -> tuple[list[int], list[int], list[int]]:
     """Chooses the positions to predict and replaces them, drawing from `rng` as the original.
 
     Of the candidates (every position but [CLS] and [SEP]; whole words with whole-word masking),
     shuffled, round(len(tokens) * masked_lm_prob) positions are taken (at least 1, at most
     max_predictions_per_seq; [CLS]/[SEP] count in the length, as the original). Each is replaced
-    by [MASK] 80% of the time, kept 10%, a random vocabulary word 10%.
+    by [MASK], kept, or replaced by a random vocabulary word at `masking_rates` (MASK, SAME,
+    RND; the paper's 80/10/10 by default).
 
     As the original, the 80/10/10 decision is made per WordPiece even with whole-word masking;
     `per_word_decision=True` makes it once per word instead (google-research/bert#910).
@@ -79,7 +88,7 @@ def create_masked_lm_predictions(
         choice = None
         for index in index_set:
             if choice is None or not per_word_decision:
-                choice = _draw_choice(rng)
+                choice = _draw_choice(rng, masking_rates)
             if choice == _MASK:
                 output_ids[index] = vocab.mask_id
             elif choice == _RANDOM:
@@ -92,8 +101,32 @@ def create_masked_lm_predictions(
 _MASK, _KEEP, _RANDOM = 0, 1, 2
 
 
-def _draw_choice(rng: random.Random) -> int:
-    """[MASK] 80% of the time, keep 10%, random word 10%: the original's two draws."""
-    if rng.random() < 0.8:
+def _draw_choice(rng: random.Random, rates: tuple[float, float, float]) -> int:
+    """[MASK], keep or random word at `rates`, drawn as the original draws 80/10/10: one draw
+    against the [MASK] rate, then one that splits the rest between keeping and a random word
+    (so the default rates give the original's records, draw for draw)."""
+    mask, same, rnd = rates
+    if rng.random() < mask:
         return _MASK
-    return _KEEP if rng.random() < 0.5 else _RANDOM
+    keep_share = same / (same + rnd) if same + rnd > 0 else 1.0
+    return _KEEP if rng.random() < keep_share else _RANDOM
+
+
+def parse_masking_rates(text: str, flag: str = "--masking_rates") -> tuple[float, float, float]:
+    """Parses "0.8,0.1,0.1" into (0.8, 0.1, 0.1): three fractions (MASK, SAME, RND) that sum to 1.
+
+    Raises:
+        InputError: not three numbers, a negative one, or a sum other than 1.
+    """
+    expected = "three fractions MASK,SAME,RND that sum to 1, e.g. 0.8,0.1,0.1"
+    try:
+        rates = tuple(float(part) for part in text.split(","))
+    except ValueError:
+        raise InputError(f"{flag}={text}; expected {expected}") from None
+    if (
+        len(rates) != 3
+        or not all(math.isfinite(rate) and rate >= 0 for rate in rates)
+        or abs(sum(rates) - 1) > 1e-6
+    ):
+        raise InputError(f"{flag}={text}; expected {expected}")
+    return rates

@@ -146,6 +146,9 @@ class MaskedLMAndNextSentence(Objective):
         for name, value in sums.items():
             group = "masked_lm" if name.startswith("masked_lm") else "next_sentence"
             metrics[name] = value / ops.maximum(counts[group], 1e-12)
+        # Paper Table 6's "LM (ppl)": exp of the mean nll over the predictions (over held-out
+        # records with run_pretraining.py --eval_input_file).
+        metrics["masked_lm_perplexity"] = ops.exp(metrics["masked_lm_loss"])
         return metrics
 
 
@@ -184,6 +187,7 @@ class LeftToRight(MaskedLMOnly):
             "loss": metrics["loss"],
             "lm_loss": metrics["masked_lm_loss"],
             "lm_accuracy": metrics["masked_lm_accuracy"],
+            "lm_perplexity": metrics["masked_lm_perplexity"],
         }
 
 

@@ -23,7 +23,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint, save_original_checkpoint
-from bert_tf.config import BertConfig
+from bert_tf.config import CAUSAL_ATTENTION, BertConfig
 from bert_tf.distribute import RuntimeOptions, check_batch, check_positive, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.optimization import create_optimizer
@@ -61,6 +61,8 @@ class PretrainingOptions(RuntimeOptions):
     optimizer: str = "adamw"
     objective: str = "mlm_nsp"
     vocab_file: str | None = None
+    eval_input_file: str | None = None
+    keep_checkpoint_every_n_steps: int = 0
 
     def check(self) -> None:
         """Raises `InputError` naming the first flag whose value cannot work."""
@@ -83,6 +85,11 @@ class PretrainingOptions(RuntimeOptions):
             "iterations_per_loop",
             "max_eval_steps",
         )
+        if self.keep_checkpoint_every_n_steps < 0:
+            raise InputError(
+                f"--keep_checkpoint_every_n_steps={self.keep_checkpoint_every_n_steps}; "
+                "expected >= 0 (0: keep none beyond --keep_checkpoint_max)"
+            )
         if self.num_warmup_steps < 0:
             raise InputError(f"--num_warmup_steps={self.num_warmup_steps}; expected >= 0")
         if self.learning_rate <= 0:
@@ -114,9 +121,17 @@ def run_pretraining(options: PretrainingOptions) -> dict:
             f"{config.max_position_embeddings} in {options.bert_config_file}"
         )
     input_files = expand_input_files(options.input_file)
+    # As the original, evaluation reads the training records unless held-out ones are given.
+    eval_files = (
+        expand_input_files(options.eval_input_file, "--eval_input_file")
+        if options.eval_input_file
+        else input_files
+    )
     # First TensorFlow work: logical devices can be set up only before the runtime starts.
     strategy = options.make_strategy()
     check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
+    if options.do_eval and eval_files is not input_files:
+        check_records(eval_files, options.max_seq_length, options.max_predictions_per_seq)
     warn_if_slow(strategy, options.dtype, options.use_xla)
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
     replicas = strategy.num_replicas_in_sync
@@ -150,6 +165,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
             use_xla=options.use_xla,
             loss_scaling=options.dtype == "mixed_float16",
             max_checkpoints_to_keep=options.keep_checkpoint_max,
+            keep_checkpoint_every_n_steps=options.keep_checkpoint_every_n_steps or None,
         )
     resumed = trainer.restore()
     if resumed:
@@ -158,8 +174,12 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
 
     num_workers = getattr(strategy.extended, "_num_workers", 1)
+    config = trained_config(config, objective.causal)
     train_writer = eval_writer = None
     if chief:
+        # Beside the training checkpoints: what fine-tuning from a `ckpt-N` needs to know
+        # (an LTR model's attention is causal).
+        config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
         train_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
         if options.do_eval:
             eval_writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "eval"))
@@ -200,14 +220,14 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     results: dict = {}
     if options.do_eval:
         dataset = pretraining_dataset(
-            input_files,
+            eval_files,
             options.eval_batch_size,
             options.max_seq_length,
             options.max_predictions_per_seq,
             is_training=False,
         )
         results = trainer.evaluate(
-            _shard_policy(dataset, len(input_files), num_workers), options.max_eval_steps
+            _shard_policy(dataset, len(eval_files), num_workers), options.max_eval_steps
         )
         logger.info("eval: %s", results)
         if chief:
@@ -218,15 +238,21 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     return results
 
 
+def trained_config(config: BertConfig, causal: bool) -> BertConfig:
+    """A copy of `config`, marked causal for the left-to-right model."""
+    config = BertConfig.from_dict(config.to_dict())
+    if causal:
+        # Not an original key: tells fine-tuning that this model attends left to right.
+        config.extra[CAUSAL_ATTENTION] = True
+    return config
+
+
 def export_pretrained(model, config: BertConfig, options: PretrainingOptions) -> str:
     """Writes `output_dir/pretrained/`: bert_model.ckpt (original names), bert_config.json
     and vocab.txt, as Google's released models are laid out."""
     directory = os.path.join(options.output_dir, "pretrained")
     prefix = save_original_checkpoint(model, os.path.join(directory, "bert_model.ckpt"))
-    config = BertConfig.from_dict(config.to_dict())
-    if options.objective == "ltr":
-        # Not an original key: tells fine-tuning that this model attends left to right.
-        config.extra["causal_attention"] = True
+    config = trained_config(config, model.encoder.causal)
     config.to_json_file(os.path.join(directory, "bert_config.json"))
     if options.vocab_file:
         shutil.copyfile(options.vocab_file, os.path.join(directory, "vocab.txt"))

@@ -37,8 +37,11 @@ class SpanExtraction:
     count_names = ("features",)
     sum_names = ("loss", "start_accuracy", "end_accuracy")
 
+    def __init__(self, bilstm_units: int | None = None) -> None:
+        self.bilstm_units = bilstm_units
+
     def build_model(self, config: BertConfig) -> BertSpanLabeler:
-        return BertSpanLabeler(config)
+        return BertSpanLabeler(config, bilstm_units=self.bilstm_units)
 
     def trainable_variables(self, model: BertSpanLabeler) -> list:
         # The pooler gets no gradient from the span loss: as the original (whose optimizer

@@ -84,6 +84,7 @@ class SquadOptions(RuntimeOptions):
     use_tfds: bool = False
     tfds_data_dir: str | None = None
     export_dir: str | None = None
+    bilstm: bool = False
 
     def check(self) -> None:
         """Raises `InputError` naming the first flag whose value cannot work."""
@@ -149,7 +150,7 @@ def run_squad(options: SquadOptions) -> dict:
 
     trainer = build_trainer(
         options,
-        SpanExtraction(),
+        SpanExtraction(bilstm_units=config.hidden_size if options.bilstm else None),
         config,
         steps,
         warmup,

@@ -28,6 +28,9 @@
 #   TRAIN_BATCH_SIZE, LEARNING_RATE, PHASE1_STEPS, PHASE1_WARMUP, PHASE2_STEPS, PHASE2_WARMUP,
 #   EVAL_BATCH_SIZE (64), SAVE_CHECKPOINTS_STEPS, LOG_STEPS: the recipe's numbers, for smoke tests
 #               and scaled-down runs (scripts/paper/pretrain_tiny.sh)
+#   HELDOUT_DATA held-out records laid out as DATA (phase1_seq128/, phase2_seq512/): each phase
+#               evaluates on them (--eval_input_file; the held-out perplexity of paper Table 6)
+#               instead of on its training records
 #   EXTRA_FLAGS more run_pretraining.py flags for both phases
 # Smoke test of the whole recipe (data from sample_data/sample_text.txt; a few minutes on a CPU):
 #   scripts/create_pretraining_data_two_phases.sh sample_data/sample_text.txt /tmp/data
@@ -93,6 +96,7 @@ phase() {
     --input_file="$DATA/phase${name}_seq${seq_length}/part.tfrecord-*" \
     --output_dir="$OUT/phase$name" \
     ${init:+--init_checkpoint="$init"} \
+    ${HELDOUT_DATA:+--eval_input_file="$HELDOUT_DATA/phase${name}_seq${seq_length}/part.tfrecord-*"} \
     --vocab_file="$VOCAB" \
     --do_train=True --do_eval=True \
     --max_seq_length="$seq_length" --max_predictions_per_seq="$predictions" \

@@ -1,0 +1,138 @@
+"""Raw books or Wikipedia-style paragraphs into create_pretraining_data.py's input: one sentence
+per line, a blank line between documents.
+
+    # Project Gutenberg books (our stand-in for BooksCorpus), one document per book:
+    python prepare_corpus.py --input_file='books/*.txt.gz' --input_format=books \
+      --output_file=corpus/books.txt
+    # WikiExtractor output or one paragraph per line (a blank line between articles):
+    python prepare_corpus.py --input_file='wiki/*/wiki_*' --input_format=paragraphs \
+      --output_file=corpus/wiki.txt
+
+Files may be gzipped (`.gz`). Documents whose text repeats an earlier one exactly are dropped
+(Project Gutenberg holds some books twice), so that text seen in pre-training cannot reappear in
+a held-out split made from other files.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import logging
+
+from absl import flags
+
+from bert_tf import cli
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_open
+from bert_tf.pretraining.corpus import book_document, corpus_text, paragraph_documents
+from bert_tf.pretraining.documents import expand_input_files
+from bert_tf.progress import Progress
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string(
+    "input_file", None, "Raw text files, .txt or .txt.gz (comma-separated, globs allowed)."
+)
+flags.DEFINE_string("output_file", None, "Where the corpus goes (one sentence per line).")
+flags.DEFINE_enum(
+    "input_format",
+    "books",
+    ["books", "paragraphs"],
+    "books: Project Gutenberg files (licence cut off, hard-wrapped paragraphs joined), one "
+    "document per file; paragraphs: one paragraph per line, a blank line or WikiExtractor's "
+    "<doc>...</doc> between documents.",
+)
+flags.DEFINE_string(
+    "heldout_file",
+    None,
+    "With --num_heldout_documents: where the held-out documents go (for held-out perplexity "
+    "and evaluation text that pre-training never saw).",
+)
+flags.DEFINE_integer(
+    "num_heldout_documents",
+    0,
+    "Documents taken out of --output_file into --heldout_file, evenly spaced over the input.",
+)
+flags.DEFINE_integer(
+    "min_sentences", 2, "Documents with fewer sentences are dropped (NSP needs two)."
+)
+
+
+def read_text(path: str) -> str:
+    """A text file, gzipped or not, as str (bytes that are not UTF-8 dropped)."""
+    with open(path, "rb") as f:
+        data = f.read()
+    if path.endswith(".gz"):
+        try:
+            data = gzip.decompress(data)
+        except (OSError, EOFError) as e:
+            raise InputError(f"--input_file: {path} is not a whole gzip file ({e})") from None
+    return data.decode("utf-8", "ignore")
+
+
+def documents_of(path: str, input_format: str) -> list[list[str]]:
+    text = read_text(path)
+    if input_format == "books":
+        return [book_document(text)]
+    return list(paragraph_documents(text.split("\n")))
+
+
+def heldout_indexes(num_documents: int, num_heldout: int) -> set[int]:
+    """`num_heldout` indexes evenly spaced over `num_documents` (the middle of each stretch)."""
+    step = num_documents / num_heldout
+    return {int(step * (i + 0.5)) for i in range(num_heldout)}
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    cli.require(FLAGS, "input_file", "output_file")
+    if FLAGS.num_heldout_documents < 0 or bool(FLAGS.num_heldout_documents) != bool(
+        FLAGS.heldout_file
+    ):
+        raise InputError(
+            f"--num_heldout_documents={FLAGS.num_heldout_documents} --heldout_file="
+            f"{FLAGS.heldout_file}: give both (a positive count and a file) or neither"
+        )
+    input_files = expand_input_files(FLAGS.input_file)
+    documents = []
+    seen: set[bytes] = set()
+    duplicates = short = 0
+    for path in Progress("prepare_corpus", len(input_files), "files").counted(input_files):
+        for document in documents_of(path, FLAGS.input_format):
+            digest = hashlib.sha1("\n".join(document).encode()).digest()
+            if digest in seen:
+                duplicates += 1
+                logging.info("%s: a document repeats an earlier one; dropped", path)
+            elif len(document) < FLAGS.min_sentences:
+                short += 1
+            else:
+                seen.add(digest)
+                documents.append(document)
+    if len(documents) <= FLAGS.num_heldout_documents:
+        raise InputError(
+            f"--input_file={FLAGS.input_file}: {len(documents)} documents of at least "
+            f"{FLAGS.min_sentences} sentences, expected more than --num_heldout_documents="
+            f"{FLAGS.num_heldout_documents}"
+        )
+    heldout = (
+        heldout_indexes(len(documents), FLAGS.num_heldout_documents)
+        if FLAGS.num_heldout_documents
+        else set()
+    )
+    splits = {FLAGS.output_file: [d for i, d in enumerate(documents) if i not in heldout]}
+    if heldout:
+        splits[FLAGS.heldout_file] = [documents[i] for i in sorted(heldout)]
+    for path, split in splits.items():
+        with atomic_open(path) as out:
+            out.writelines(corpus_text(split))
+        logging.info(
+            "Wrote %s: %d documents, %d sentences, %d words",
+            path,
+            len(split),
+            sum(len(d) for d in split),
+            sum(len(s.split()) for d in split for s in d),
+        )
+    logging.info("Dropped %d repeated and %d too short documents", duplicates, short)
+
+
+if __name__ == "__main__":
+    cli.run(main)

@@ -1,0 +1,161 @@
+"""Stand-ins for the paper's data sets that are not at hand, built from real text that is:
+what scripts/paper/reproduce.py fine-tunes on where MNLI, QNLI, SQuAD's training sets or SWAG
+are missing. Each is named as a stand-in wherever its numbers are reported.
+
+- `split_squad`: a SQuAD file split by article into a training file (first answers only, as
+  the original trains) and an evaluation file, for when only the dev set is here.
+- `qnli_from_squad`: QNLI as GLUE built it from SQuAD (Wang et al., 2018): a question and a
+  sentence of its paragraph, "entailment" when the sentence holds the answer. Here one positive
+  and one negative (another sentence of the paragraph) per question, so the classes balance.
+- `swag_from_books`: SWAG's format from held-out books: the first sentence, the second
+  sentence's first words, and four endings: the true rest of the second sentence and the rests
+  of three other sentences of the same book, so only the context tells them apart.
+- `glue_subset`: a GLUE task folder with at most N training examples (the first N).
+
+All are deterministic: the same inputs and seed write the same files.
+
+    python scripts/paper/standin_data.py split_squad dev-v1.1.json out/train.json out/dev.json
+    python scripts/paper/standin_data.py qnli_from_squad out/train.json out/QNLI/train.tsv
+    python scripts/paper/standin_data.py swag_from_books heldout.txt out/SWAG
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import random
+import shutil
+import sys
+
+from bert_tf.classification.processors import get_processor
+from bert_tf.fileio import atomic_open, atomic_write_text
+from bert_tf.pretraining.corpus import split_sentences
+from bert_tf.squad.data import read_squad_file
+from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES
+
+
+def split_squad(input_file: str, train_file: str, eval_file: str, eval_every: int = 5) -> None:
+    """Every `eval_every`-th article goes to `eval_file`, the others to `train_file` with one
+    answer per question."""
+    dataset = read_squad_file(input_file)
+    train, evaluation = [], []
+    for i, article in enumerate(dataset["data"]):
+        if i % eval_every == eval_every - 1:
+            evaluation.append(article)
+            continue
+        paragraphs = [
+            {**p, "qas": [{**qa, "answers": qa["answers"][:1]} for qa in p["qas"]]}
+            for p in article["paragraphs"]
+        ]
+        train.append({**article, "paragraphs": paragraphs})
+    atomic_write_text(train_file, json.dumps({**dataset, "data": train}))
+    atomic_write_text(eval_file, json.dumps({**dataset, "data": evaluation}))
+
+
+def qnli_from_squad(squad_file: str, output_file: str, seed: int = 0) -> int:
+    """QNLI-format rows (index, question, sentence, label) from a SQuAD file; returns the
+    number of rows. Impossible (2.0) questions and one-sentence paragraphs are skipped."""
+    rng = random.Random(seed)
+    rows = []
+    for article in read_squad_file(squad_file)["data"]:
+        for paragraph in article["paragraphs"]:
+            context = paragraph["context"]
+            sentences = split_sentences(context)
+            if len(sentences) < 2:
+                continue
+            starts, position = [], 0
+            for sentence in sentences:
+                position = context.index(sentence, position)
+                starts.append(position)
+            for qa in paragraph["qas"]:
+                if not qa["answers"]:
+                    continue
+                answer = qa["answers"][0]["answer_start"]
+                holds = max(i for i, start in enumerate(starts) if start <= answer)
+                other = rng.choice([i for i in range(len(sentences)) if i != holds])
+                question = " ".join(qa["question"].split())
+                rows.append([question, sentences[holds], "entailment"])
+                rows.append([question, sentences[other], "not_entailment"])
+    with atomic_open(output_file) as f:
+        f.write("index\tquestion\tsentence\tlabel\n")
+        for i, row in enumerate(rows):
+            f.write("\t".join([str(i), *row]) + "\n")
+    return len(rows)
+
+
+def _documents(corpus_file: str) -> list[list[str]]:
+    """The documents of a corpus in the original's input format."""
+    with open(corpus_file, encoding="utf-8") as f:
+        blocks = f.read().split("\n\n")
+    return [block.split("\n") for block in blocks if block.strip()]
+
+
+def swag_from_books(
+    corpus_file: str, output_dir: str, eval_fraction: float = 0.2, seed: int = 0
+) -> dict[str, int]:
+    """train.csv and val.csv in SWAG's format from consecutive sentences of a corpus (one
+    sentence per line, a blank line between documents); the last `eval_fraction` of each
+    document's pairs go to val.csv. Returns the examples per file."""
+    rng = random.Random(seed)
+    header = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source"]
+    header += [*ENDINGS, "label"]
+    splits: dict[str, list[list[str]]] = {"train": [], "dev": []}
+    for d, document in enumerate(_documents(corpus_file)):
+        # A context sentence, and a next sentence of 6 to 30 words: its first two words start
+        # the ending (SWAG's sent2, "The man"), its rest is the true ending.
+        pairs = [
+            (first, second.split())
+            for first, second in zip(document, document[1:], strict=False)
+            if 6 <= len(second.split()) <= 30 and 4 <= len(first.split()) <= 40
+        ]
+        rests = [" ".join(words[2:]) for _, words in pairs]
+        cut = int(len(pairs) * (1 - eval_fraction))
+        for i, (first, words) in enumerate(pairs):
+            wrong = rng.sample([j for j in range(len(pairs)) if j != i], NUM_CHOICES - 1)
+            endings = [rests[i], *(rests[j] for j in wrong)]
+            order = list(range(NUM_CHOICES))
+            rng.shuffle(order)
+            sent2 = " ".join(words[:2])
+            row = [f"book{d}", f"{d}-{i}", f"{first} {sent2}", first, sent2, "gold"]
+            row += [endings[k] for k in order] + [str(order.index(0))]
+            splits["train" if i < cut else "dev"].append(row)
+    os.makedirs(output_dir, exist_ok=True)
+    for split, rows in splits.items():
+        with atomic_open(os.path.join(output_dir, SPLIT_FILES[split])) as f:
+            writer = csv.writer(f, lineterminator="\n")
+            writer.writerow(header)
+            writer.writerows(rows)
+    return {split: len(rows) for split, rows in splits.items()}
+
+
+def glue_subset(task: str, source_dir: str, target_dir: str, max_train_examples: int) -> str:
+    """A copy of a GLUE task's folder whose train.tsv keeps its first `max_train_examples`
+    examples; the other files are copied whole."""
+    processor = get_processor(task)
+    os.makedirs(target_dir, exist_ok=True)
+    for name in os.listdir(source_dir):
+        if os.path.isfile(os.path.join(source_dir, name)):
+            shutil.copyfile(os.path.join(source_dir, name), os.path.join(target_dir, name))
+    file_name, header = processor.split_file("train")
+    with open(os.path.join(source_dir, file_name), encoding="utf-8-sig") as f:
+        lines = f.readlines()
+    with atomic_open(os.path.join(target_dir, file_name)) as f:
+        f.writelines(lines[: max_train_examples + (1 if header else 0)])
+    return target_dir
+
+
+def main(argv: list[str]) -> None:
+    builders = {
+        "split_squad": split_squad,
+        "qnli_from_squad": qnli_from_squad,
+        "swag_from_books": swag_from_books,
+    }
+    if len(argv) < 2 or argv[1] not in builders:
+        sys.exit(f"usage: {argv[0]} {'|'.join(builders)} ARGS...")
+    args = [int(arg) if arg.isdigit() else arg for arg in argv[2:]]
+    print(builders[argv[1]](*args))
+
+
+if __name__ == "__main__":
+    main(sys.argv)
