@@ -18,7 +18,7 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, run_script, tiny_config_dict
+from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
@@ -143,6 +143,10 @@ def test_make_bert_config_writes_the_papers_sizes(tmp_path: Path) -> None:
         "base": (12, 768, 12, 3072),
         "large": (24, 1024, 16, 4096),
         "tiny": (2, 128, 2, 512),
+        # Paper Table 6's shapes, named as the released models are.
+        "L-3_H-768_A-12": (3, 768, 12, 3072),
+        "L-6_H-768_A-3": (6, 768, 3, 3072),
+        "L-24_H-1024_A-16": (24, 1024, 16, 4096),
     }
     for size, (layers, hidden, heads, intermediate) in expected.items():
         output_file = tmp_path / size / "bert_config.json"
@@ -167,6 +171,24 @@ def test_make_bert_config_writes_the_papers_sizes(tmp_path: Path) -> None:
             "type_vocab_size": 2,
             "vocab_size": 30522,
         }
+
+
+@pytest.mark.parametrize(
+    "size, message",
+    [
+        ("L6", "--size=L6: expected one of tiny, mini, small, medium, base, large or L-<layers>"),
+        ("L-6_H-768_A-5", "--size=L-6_H-768_A-5: BertConfig: hidden_size=768 is not a multiple"),
+    ],
+)
+def test_make_bert_config_names_a_size_it_cannot_make(size, message, tmp_path: Path) -> None:
+    result = run_script(
+        "scripts/make_bert_config.py",
+        f"--size={size}",
+        f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
+        f"--output_file={tmp_path / 'bert_config.json'}",
+    )
+    assert message in error_line(result, "make_bert_config.py")
+    assert not (tmp_path / "bert_config.json").exists()
 
 
 @pytest.mark.parametrize("script", SHELL_SCRIPTS, ids=lambda path: path.name)

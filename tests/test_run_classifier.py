@@ -282,3 +282,13 @@ def test_the_paper_search_summarizes_learning_rates_and_restarts(setup, tmp_path
         ["MRPC", "eval_f1", "2e-5", "2"],
     ]
     assert sum(row.endswith("*") for row in rows[1:]) == 1
+    # Table 1: the best run on Dev, its test-set predictions as GLUE's submission file.
+    table1 = [
+        line.split("\t") for line in (tmp_path / "search" / "table1.tsv").read_text().splitlines()
+    ]
+    assert table1[0] == ["task", "metric", "dev", "lr", "seed", "submission"]
+    assert table1[1][:2] == ["MRPC", "eval_f1"] and table1[2][0] == "Average"
+    submission = tmp_path / "search" / "submission" / "MRPC.tsv"
+    assert table1[1][5] == str(submission)
+    lines = submission.read_text().splitlines()
+    assert lines[0] == "index\tprediction" and len(lines) == 1 + 7  # the 7 test rows

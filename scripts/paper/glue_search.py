@@ -6,7 +6,14 @@ Each run is `run_classifier.py --do_train --do_eval` in its own output directory
 (OUT/<task>/lr<lr>_seed<seed>/); a run whose eval_results.txt exists is not run again, so the
 search resumes. At the end, OUT/summary.tsv and a printed table give per task and learning
 rate the mean, standard deviation and best of the task's GLUE metric over the restarts, and
-the best learning rate (by mean) per task.
+the best learning rate (by mean) per task; MNLI gives two rows, MNLI-m and MNLI-mm (matched
+and mismatched Dev).
+
+Table 1 itself (OUT/table1.tsv, printed last): per task the best run on Dev (over learning
+rates and restarts, as Sec. 4.1 selects), its metric and the average over the tasks, and that
+run's test-set predictions (`--do_predict` from its checkpoint): GLUE's submission files
+(MRPC.tsv, MNLI-m.tsv, MNLI-mm.tsv, ...), gathered in OUT/submission/, which is what the paper's
+Table 1 (a test-set table) is scored from.
 
     python scripts/paper/glue_search.py --tasks=MRPC,RTE --glue_dir=$GLUE_DIR \
       --bert_dir=$BERT_BASE_DIR --output_dir=output/glue_search --restarts=5
@@ -19,6 +26,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import statistics
 import subprocess
 import sys
@@ -68,6 +76,8 @@ def run(args, extra: list[str]) -> list[dict]:
         data_dir = os.path.join(args.glue_dir, GLUE_DIRS.get(processor.name, processor.name))
         if args.max_train_examples or args.max_eval_examples:
             limits = {"train": args.max_train_examples, "dev": args.max_eval_examples}
+            if os.path.isfile(os.path.join(data_dir, processor.split_file("test")[0])):
+                limits["test"] = args.max_eval_examples
             data_dir = truncated_copy(
                 data_dir, os.path.join(args.output_dir, "data", processor.name), processor, limits
             )
@@ -101,16 +111,80 @@ def run(args, extra: list[str]) -> list[dict]:
                     print(f"== {processor.name} lr={lr} seed={seed}", flush=True)
                     subprocess.run(command, check=True)
                 results = read_results(results_file)
+                row = {"lr": lr, "seed": seed, "output_dir": out, "data_dir": data_dir}
                 rows.append(
                     {
+                        **row,
                         "task": processor.name,
-                        "lr": lr,
-                        "seed": seed,
                         "metric": main_metric(processor),
                         "value": results[main_metric(processor)],
                     }
                 )
+                if "eval_mismatched_accuracy" in results:
+                    rows.append(
+                        {
+                            **row,
+                            "task": "MNLI-mm",
+                            "metric": "eval_mismatched_accuracy",
+                            "value": results["eval_mismatched_accuracy"],
+                        }
+                    )
     return rows
+
+
+def predict_test_sets(rows: list[dict], args, extra: list[str]) -> list[dict]:
+    """Table 1: per task the best run on Dev, and its test-set predictions (GLUE's submission
+    files, copied into OUT/submission/). MNLI-mm's best run predicts too (its own file)."""
+    table = []
+    submission_dir = os.path.join(args.output_dir, "submission")
+    for task in dict.fromkeys(row["task"] for row in rows):
+        best = max((row for row in rows if row["task"] == task), key=lambda r: r["value"])
+        processor = get_processor("MNLI" if task == "MNLI-mm" else task)
+        test_file, _ = processor.split_file("test")
+        submission = ""
+        if os.path.isfile(os.path.join(best["data_dir"], test_file)):
+            name = "MNLI-mm.tsv" if task == "MNLI-mm" else f"{processor.name}.tsv"
+            predictions = os.path.join(best["output_dir"], name)
+            if not os.path.isfile(predictions):
+                command = [
+                    sys.executable,
+                    os.path.join(REPO, "run_classifier.py"),
+                    f"--task_name={processor.name}",
+                    "--do_predict",
+                    f"--data_dir={best['data_dir']}",
+                    f"--vocab_file={os.path.join(args.bert_dir, 'vocab.txt')}",
+                    f"--bert_config_file={os.path.join(args.bert_dir, 'bert_config.json')}",
+                    f"--do_lower_case={args.do_lower_case}",
+                    f"--max_seq_length={args.max_seq_length}",
+                    f"--output_dir={best['output_dir']}",
+                    *extra,
+                ]
+                print(f"== {task} test set (lr={best['lr']} seed={best['seed']})", flush=True)
+                subprocess.run(command, check=True)
+            os.makedirs(submission_dir, exist_ok=True)
+            submission = os.path.join(submission_dir, name)
+            shutil.copyfile(predictions, submission)
+        table.append({**best, "submission": submission})
+    return table
+
+
+def write_table1(table: list[dict], path: str) -> str:
+    """OUT/table1.tsv: task, metric, best Dev value (in percent), its lr and seed, and the
+    submission file; then the average over the tasks."""
+    columns = ["task", "metric", "dev", "lr", "seed", "submission"]
+    lines = ["\t".join(columns)]
+    for row in table:
+        lines.append("\t".join(str(x) for x in (
+            row["task"], row["metric"], f"{100 * row['value']:.1f}", row["lr"], row["seed"],
+            row["submission"],
+        )))  # fmt: skip
+    average = statistics.fmean(100 * row["value"] for row in table)
+    lines.append(f"Average\t\t{average:.1f}\t\t\t")
+    tmp = path + ".tmp"
+    with open(tmp, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+    os.replace(tmp, path)
+    return "\n".join(line.replace("\t", "  ") for line in lines)
 
 
 def summarize(rows: list[dict]) -> list[dict]:
@@ -181,6 +255,9 @@ def main() -> None:
     summary = summarize(rows)
     print(write_summary(summary, os.path.join(args.output_dir, "summary.tsv")))
     print(f"summary written to {os.path.join(args.output_dir, 'summary.tsv')}")
+    table = predict_test_sets(rows, args, extra)
+    print(write_table1(table, os.path.join(args.output_dir, "table1.tsv")))
+    print(f"Table 1 written to {os.path.join(args.output_dir, 'table1.tsv')}")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,8 @@
 #            (OUT/phase1/pretrained/bert_model.ckpt) with its own step count and warmup, as a
 #            second run of the original's run_pretraining.py with --init_checkpoint.
 #
-# Usage: scripts/paper/pretrain_bert.sh base|large   (or tiny, mini, small, medium)
+# Usage: scripts/paper/pretrain_bert.sh base|large   (or tiny, mini, small, medium, or any
+#        L-<layers>_H-<hidden>_A-<heads>, as scripts/make_bert_config.py names shapes)
 # Rerunning the same command resumes where it stopped (each phase from its latest ckpt-N).
 #
 # Settings, from the environment:
@@ -57,8 +58,8 @@ EVAL_BATCH_SIZE=${EVAL_BATCH_SIZE:-64}
 SAVE_CHECKPOINTS_STEPS=${SAVE_CHECKPOINTS_STEPS:-1000}
 LOG_STEPS=${LOG_STEPS:-100}
 case $size in
-  large) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-8} GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-2} ;;
-  base) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-32} GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-8} ;;
+  large|L-24_H-1024_A-16) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-8} GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-2} ;;
+  base|L-12_H-768_A-12) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-32} GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-8} ;;
   *) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-$TRAIN_BATCH_SIZE}
      GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-$TRAIN_BATCH_SIZE} ;;
 esac

@@ -1,0 +1,175 @@
+"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote (PNG, matplotlib:
+`pip install -e ".[plots]"`):
+
+- table6_model_size.png: held-out masked-LM perplexity and Dev accuracy against the number of
+  parameters (paper Table 6);
+- figure5_steps.png: Dev accuracy of the MLM and LTR models against pre-training steps (paper
+  Figure 5);
+- pretraining_curves.png: the training loss of every pre-training run (TensorBoard summaries in
+  OUT/pretraining/*/train), by objective, masking and size.
+
+    python scripts/paper/plot_reproduction.py --output_dir=output/paper_small \
+      --figures_dir=docs/figures
+"""
+
+from __future__ import annotations
+
+import argparse
+import csv
+import glob
+import json
+import os
+import re
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def read_table(output_dir: str, name: str) -> list[dict]:
+    path = os.path.join(output_dir, "tables", f"{name}.tsv")
+    if not os.path.isfile(path):
+        return []
+    with open(path, encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def value(cell: str) -> float | None:
+    return None if cell in ("", "-") else float(cell)
+
+
+def parameters(layers: int, hidden: int, vocab_size: int, positions: int = 512) -> int:
+    """Weights of the encoder (embeddings, layers with a 4H feed-forward, pooler)."""
+    embeddings = (vocab_size + positions + 2) * hidden + 2 * hidden
+    layer = 12 * hidden * hidden + 13 * hidden
+    return embeddings + layers * layer + hidden * hidden + hidden
+
+
+def vocab_size(output_dir: str) -> int:
+    configs = glob.glob(os.path.join(output_dir, "pretraining", "*", "shape.json"))
+    with open(configs[0], encoding="utf-8") as f:
+        return json.load(f)["vocab_size"]
+
+
+def plot_table6(output_dir: str, figures_dir: str) -> str | None:
+    rows = read_table(output_dir, "table6")
+    if not rows:
+        return None
+    shapes = list(dict.fromkeys(row["row"] for row in rows))
+    vocab = vocab_size(output_dir)
+    sizes = {}
+    for shape in shapes:
+        layers, hidden, _ = (int(x) for x in shape.split("/"))
+        sizes[shape] = parameters(layers, hidden, vocab) / 1e6
+    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    for shape in shapes:
+        ppl = [value(r["ours"]) for r in rows if r["row"] == shape and r["column"] == "LM (ppl)"]
+        if ppl and ppl[0] is not None:
+            left.scatter(sizes[shape], ppl[0], color="C0")
+            left.annotate(shape, (sizes[shape], ppl[0]), textcoords="offset points", xytext=(4, 4))
+    left.set(xscale="log", xlabel="parameters (millions)", ylabel="held-out masked-LM perplexity")
+    left.set_title("Model size: held-out perplexity")
+    columns = [c for c in dict.fromkeys(r["column"] for r in rows) if c != "LM (ppl)"]
+    for i, column in enumerate(columns):
+        points = [
+            (sizes[r["row"]], value(r["ours"]))
+            for r in rows
+            if r["column"] == column and value(r["ours"]) is not None
+        ]
+        if points:
+            xs, ys = zip(*sorted(points), strict=True)
+            right.plot(xs, ys, marker="o", color=f"C{i + 1}", label=column)
+    right.set(xscale="log", xlabel="parameters (millions)", ylabel="Dev accuracy (%)")
+    right.set_title("Model size: fine-tuned Dev accuracy")
+    right.legend()
+    return save(figure, figures_dir, "table6_model_size.png")
+
+
+def plot_figure5(output_dir: str, figures_dir: str) -> str | None:
+    rows = read_table(output_dir, "figure5")
+    if not rows:
+        return None
+    columns = list(dict.fromkeys(r["column"] for r in rows))
+    figure, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 4), squeeze=False)
+    for axis, column in zip(axes[0], columns, strict=True):
+        for i, model in enumerate(("MLM", "LTR")):
+            points = []
+            for r in rows:
+                match = re.fullmatch(rf"{model} step (\d+)", r["row"])
+                if match and r["column"] == column and value(r["ours"]) is not None:
+                    points.append((int(match.group(1)), value(r["ours"])))
+            if points:
+                xs, ys = zip(*sorted(points), strict=True)
+                axis.plot(xs, ys, marker="o", color=f"C{i}", label=model)
+        axis.set(xlabel="pre-training steps", ylabel="Dev accuracy (%)", title=column)
+        axis.legend()
+    figure.suptitle("Dev accuracy by pre-training steps (paper Figure 5)")
+    return save(figure, figures_dir, "figure5_steps.png")
+
+
+def training_curve(run_dir: str, tag: str) -> list[tuple[int, float]]:
+    """(step, value) of a TensorBoard scalar in run_dir/train."""
+    import tensorflow as tf
+
+    points = {}
+    for path in sorted(glob.glob(os.path.join(run_dir, "train", "events.out.tfevents.*"))):
+        for event in tf.compat.v1.train.summary_iterator(path):
+            for summary in event.summary.value:
+                if summary.tag == tag:
+                    points[event.step] = float(tf.make_ndarray(summary.tensor))
+    return sorted(points.items())
+
+
+def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
+    runs = sorted(glob.glob(os.path.join(output_dir, "pretraining", "*")))
+    if not runs:
+        return None
+    names = [os.path.basename(run) for run in runs]
+    # reproduce.py names a run SHAPE_OBJECTIVE_MASKING; the base shape is the LTR run's.
+    parts = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n).groups() for n in names}
+    base = next((shape for shape, objective, _ in parts.values() if objective == "ltr"), None)
+    default = "0.8_0.1_0.1"
+    groups = {
+        "objective (Table 5)": lambda n: parts[n][0] == base and parts[n][2] == default,
+        "masking (Table 8)": lambda n: parts[n][0] == base and parts[n][1] == "mlm_nsp",
+        "size (Table 6)": lambda n: parts[n][1] == "mlm_nsp" and parts[n][2] == default,
+    }
+    figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
+    for axis, (title, member) in zip(axes, groups.items(), strict=True):
+        for run, name in zip(runs, names, strict=True):
+            if not member(name):
+                continue
+            tag = "lm_loss" if "_ltr_" in name else "masked_lm_loss"
+            points = training_curve(run, tag)
+            if points:
+                xs, ys = zip(*points, strict=True)
+                label = name.replace("_0.8_0.1_0.1", "").replace("_", " ")
+                axis.plot(xs, ys, label=f"{label} ({tag})")
+        axis.set(xlabel="step", ylabel="training loss (nats)", title=title)
+        axis.legend(fontsize=7)
+    figure.suptitle("Pre-training on the books: masked-LM (or LM) training loss")
+    return save(figure, figures_dir, "pretraining_curves.png")
+
+
+def save(figure, figures_dir: str, name: str) -> str:
+    os.makedirs(figures_dir, exist_ok=True)
+    path = os.path.join(figures_dir, name)
+    figure.tight_layout()
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--output_dir", required=True, help="reproduce.py's --output_dir")
+    parser.add_argument("--figures_dir", required=True)
+    args = parser.parse_args()
+    for plot in (plot_table6, plot_figure5, plot_pretraining):
+        path = plot(args.output_dir, args.figures_dir)
+        print(f"{plot.__name__}: {path or 'nothing to plot yet'}")
+
+
+if __name__ == "__main__":
+    main()

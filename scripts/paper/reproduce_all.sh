@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Every table of the paper (1-8) and Figure 5 at one size, sharing the pre-trained models:
+# the base model first (Tables 5, 1-4, 7 and Figure 5), then the masking variants (Table 8)
+# and the other sizes (Table 6). Then the plots (scripts/paper/plot_reproduction.py) into
+# OUT/figures when matplotlib is installed (pip install -e ".[plots]").
+#
+# Usage: scripts/paper/reproduce_all.sh base|large|small [OUT] [--quick | --dry_run]
+#   small: a laptop CPU, about 8 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes.
+#   base, large: see scripts/paper/reproduce.py and each table's script for the settings.
+set -euo pipefail
+cd "$(dirname "$0")/../.."
+size=${1:?usage: reproduce_all.sh base|large|small [OUT] [--quick|--dry_run]}
+out=${2:-output/paper_$size}
+shift $(($# < 2 ? $# : 2))
+python scripts/paper/reproduce.py --size="$size" --output_dir="$out" "$@" \
+  --tables=table5,table1,table2,table3,table4,table7,figure5,table8,table6
+if [[ " $* " != *" --dry_run "* ]] && python -c "import matplotlib" 2>/dev/null; then
+  python scripts/paper/plot_reproduction.py --output_dir="$out" --figures_dir="$out/figures"
+fi

@@ -1,0 +1,139 @@
+"""The pre-training runs the tables compare: each shape, objective and masking once."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import re
+
+from reproduction.datasets import Data
+from reproduction.runner import REPO, Runner, read_results
+from reproduction.scales import DEFAULT_MASKING, PHASE1_STEPS, Scale
+
+
+@dataclasses.dataclass(frozen=True)
+class Model:
+    """A pre-trained model to fine-tune: its files, its width, and a name for its results."""
+
+    name: str
+    bert_config: str
+    vocab: str
+    init_checkpoint: str
+    hidden_size: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Pretraining:
+    """One pre-training run: a shape, an objective (Table 5) and masking rates (Table 8)."""
+
+    shape: str
+    objective: str = "mlm_nsp"
+    masking: str = DEFAULT_MASKING
+
+    @property
+    def hidden_size(self) -> int:
+        """H of the shape's name, L-<layers>_H-<hidden>_A-<heads>."""
+        return int(re.fullmatch(r"L-\d+_H-(\d+)_A-\d+", self.shape).group(1))
+
+    @property
+    def name(self) -> str:
+        return f"{self.shape}_{self.objective}_{self.masking.replace(',', '_')}"
+
+
+def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
+    """Pre-trains `run` unless it is done; returns its output directory."""
+    out = os.path.join(runner.output_dir, "pretraining", run.name)
+    config = os.path.join(out, "shape.json")
+    train, heldout = data.records(run.masking)
+    runner.python(
+        f"pretraining/{run.name}/config",
+        "scripts/make_bert_config.py",
+        {"size": run.shape, "vocab_file": data.vocab, "output_file": config},
+        config,
+    )
+    flags = {
+        "bert_config_file": config,
+        "input_file": train,
+        "eval_input_file": heldout,
+        "output_dir": out,
+        "vocab_file": data.vocab,
+        "objective": run.objective,
+        "keep_checkpoint_every_n_steps": scale.keep_checkpoint_every_n_steps,
+    }
+    if scale.laptop:
+        flags.update(
+            do_train=True,
+            do_eval=True,
+            train_batch_size=scale.train_batch_size,
+            eval_batch_size=32,
+            max_eval_steps=1000,
+            learning_rate=scale.learning_rate,
+            num_train_steps=scale.pretraining_steps,
+            num_warmup_steps=scale.warmup_steps,
+            save_checkpoints_steps=scale.keep_checkpoint_every_n_steps,
+            log_steps=max(scale.pretraining_steps // 40, 1),
+            use_xla=True,
+            seed=1,
+        )
+        runner.python(f"pretraining/{run.name}", "run_pretraining.py", flags, _pretrained_done(out))
+        return out
+    # The paper's recipe, two phases (scripts/paper/pretrain_bert.sh), its settings from
+    # the environment (PLATFORM, TPU_NAME, NUM_GPUS, ...).
+    extra = [f"--{k}={flags[k]}" for k in ("objective", "keep_checkpoint_every_n_steps")]
+    runner.run(
+        f"pretraining/{run.name}",
+        ["bash", os.path.join(REPO, "scripts", "paper", "pretrain_bert.sh"), run.shape],
+        _pretrained_done(os.path.join(out, "phase2")),
+        env={
+            "DATA": train,
+            "HELDOUT_DATA": heldout,
+            "OUT": out,
+            "VOCAB": data.vocab,
+            "BERT_CONFIG": config,
+            "EXTRA_FLAGS": " ".join(extra),
+        },
+    )
+    return os.path.join(out, "phase2")
+
+
+def _pretrained_done(out: str) -> str:
+    return os.path.join(out, "pretrained", "bert_model.ckpt.index")
+
+
+def kept_checkpoints(
+    run: Pretraining, scale: Scale, data: Data, runner: Runner
+) -> list[tuple[int, Model]]:
+    """(step, model) along the way of `run` (paper Figure 5): every kept checkpoint, then the
+    finished model. At the paper's sizes the kept ones are phase 1's."""
+    out = pretrain(run, scale, data, runner)
+    run_dir = out if scale.laptop else os.path.join(os.path.dirname(out), "phase1")
+    config = os.path.join(run_dir, "bert_config.json")
+    every = scale.keep_checkpoint_every_n_steps
+    models = []
+    for step in range(every, scale.pretraining_steps, every):
+        if scale.laptop or step <= PHASE1_STEPS:
+            kept = os.path.join(run_dir, "kept", f"ckpt-{step}")
+            name = f"{run.name}_step{step}"
+            models.append((step, Model(name, config, data.vocab, kept, run.hidden_size)))
+    return models + [(scale.pretraining_steps, pretrained_model(run, scale, data, runner))]
+
+
+def pretrained_model(run: Pretraining, scale, data, runner) -> Model:
+    out = pretrain(run, scale, data, runner)
+    pretrained = os.path.join(out, "pretrained")
+    return Model(
+        run.name,
+        os.path.join(pretrained, "bert_config.json"),
+        data.vocab,
+        os.path.join(pretrained, "bert_model.ckpt"),
+        run.hidden_size,
+    )
+
+
+def heldout_perplexity(run: Pretraining, scale, data, runner) -> float | None:
+    out = pretrain(run, scale, data, runner)
+    path = os.path.join(out, "eval_results.txt")
+    if not os.path.isfile(path):
+        return None
+    results = read_results(path)
+    return results.get("masked_lm_perplexity", results.get("lm_perplexity"))

@@ -1,0 +1,161 @@
+"""What a size decides: the models' shapes, pre-training and fine-tuning settings, the tables'
+rows (paper Tables 6 and 8)."""
+
+from __future__ import annotations
+
+import dataclasses
+
+DEFAULT_MASKING = "0.8,0.1,0.1"
+# The paper's phase 1 (128 tokens) is 90% of its 1,000,000 steps.
+PHASE1_STEPS = 900_000
+# Table 8's rows: MASK, SAME, RND rates.
+TABLE8_MASKINGS = (
+    "0.8,0.1,0.1",
+    "1.0,0.0,0.0",
+    "0.8,0.0,0.2",
+    "0.8,0.2,0.0",
+    "0.0,0.2,0.8",
+    "0.0,0.0,1.0",
+)
+# The feature Table 8's feature-based column uses (Appendix C.2: "we concatenate the last 4
+# layers of BERT as the features, which was shown to be the best approach in Section 5.3").
+TABLE8_FEATURE = "concat_last_four_hidden"
+NER_FEATURES = (
+    "embeddings",
+    "second_to_last_hidden",
+    "last_hidden",
+    "weighted_sum_last_four_hidden",
+    "concat_last_four_hidden",
+    "weighted_sum_all_layers",
+)
+
+
+@dataclasses.dataclass
+class Scale:
+    """Everything a size decides: shapes, pre-training and fine-tuning settings, data."""
+
+    name: str
+    base_shape: str
+    table6_shapes: tuple[str, ...]
+    pretraining_steps: int
+    warmup_steps: int
+    train_batch_size: int
+    learning_rate: float
+    keep_checkpoint_every_n_steps: int
+    # Fine-tuning: per task kind (glue, squad1, squad2, ner, ner_feature, swag): lr, epochs,
+    # batch, max_seq_length; caps on training examples (0: all) and restarts per task.
+    finetuning: dict
+    max_train_examples: dict
+    max_eval_examples: int
+    restarts: dict
+    table6_restarts: int
+    # Table 1's search (Sec. 4.1): learning rates, and restarts per task (BERT-LARGE's on the
+    # small sets); the best on Dev.
+    table1_learning_rates: tuple[float, ...]
+    table1_restarts: dict
+    # small only: where the corpus comes from and how it is prepared.
+    books: int = 0  # 0: all
+    vocab_size: int = 8192
+    dupe_factor: int = 5
+    heldout_documents: int = 4
+
+    @property
+    def laptop(self) -> bool:
+        return self.name == "small"
+
+
+def small_scale(quick: bool) -> Scale:
+    glue = {"learning_rate": 1e-4, "epochs": 3.0, "batch": 32, "max_seq_length": 128}
+    scale = Scale(
+        name="small",
+        base_shape="L-4_H-128_A-2",
+        table6_shapes=(
+            "L-1_H-128_A-2",
+            "L-2_H-128_A-1",
+            "L-2_H-128_A-2",
+            "L-4_H-128_A-2",
+            "L-4_H-192_A-3",
+            "L-8_H-192_A-3",
+        ),
+        pretraining_steps=4000,
+        warmup_steps=400,
+        train_batch_size=32,
+        learning_rate=1e-3,
+        keep_checkpoint_every_n_steps=800,
+        finetuning={
+            "glue": glue,
+            "squad1": {**glue, "epochs": 3.0},
+            "squad2": {**glue, "epochs": 2.0},
+            "ner": glue,
+            "ner_feature": {**glue, "learning_rate": 1e-3},
+            "swag": {**glue, "batch": 16},
+        },
+        max_train_examples={"SST-2": 8000, "QNLI": 8000, "swag": 4000},
+        max_eval_examples=0,
+        restarts={"RTE": 3, "MRPC": 3},
+        table6_restarts=0,  # 0: as `restarts`
+        table1_learning_rates=(1e-4,),
+        table1_restarts={},
+    )
+    if quick:
+        scale = dataclasses.replace(
+            scale,
+            base_shape="L-4_H-32_A-2",
+            table6_shapes=("L-1_H-32_A-2", "L-4_H-32_A-2"),
+            pretraining_steps=40,
+            warmup_steps=4,
+            train_batch_size=8,
+            keep_checkpoint_every_n_steps=20,
+            finetuning={
+                kind: {**settings, "epochs": 1.0, "batch": 8, "max_seq_length": 64}
+                for kind, settings in scale.finetuning.items()
+            },
+            max_train_examples={"all": 64},
+            max_eval_examples=32,
+            restarts={},
+            books=3,
+            vocab_size=2000,
+            dupe_factor=1,
+            heldout_documents=1,
+        )
+    return scale
+
+
+def paper_scale(size: str) -> Scale:
+    shape = "L-12_H-768_A-12" if size == "base" else "L-24_H-1024_A-16"
+    glue = {"learning_rate": 2e-5, "epochs": 3.0, "batch": 32, "max_seq_length": 128}
+    return Scale(
+        name=size,
+        base_shape=shape,
+        table6_shapes=(
+            "L-3_H-768_A-12",
+            "L-6_H-768_A-3",
+            "L-6_H-768_A-12",
+            "L-12_H-768_A-12",
+            "L-12_H-1024_A-16",
+            "L-24_H-1024_A-16",
+        ),
+        pretraining_steps=1_000_000,
+        warmup_steps=10_000,
+        train_batch_size=256,
+        learning_rate=1e-4,
+        keep_checkpoint_every_n_steps=200_000,
+        finetuning={
+            "glue": glue,
+            # Paper Sec. 4.2/4.3: SQuAD 1.1 lr 5e-5, batch 32, 3 epochs; 2.0: batch 48, 2.
+            "squad1": {"learning_rate": 5e-5, "epochs": 3.0, "batch": 32, "max_seq_length": 384},
+            "squad2": {"learning_rate": 5e-5, "epochs": 2.0, "batch": 48, "max_seq_length": 384},
+            "ner": {**glue, "learning_rate": 5e-5},
+            "ner_feature": {**glue, "learning_rate": 1e-3},
+            # Sec. 4.4: SWAG lr 2e-5, batch 16, 3 epochs.
+            "swag": {**glue, "batch": 16},
+        },
+        max_train_examples={},
+        max_eval_examples=0,
+        restarts={},
+        table6_restarts=5,  # Table 6: "the average Dev set accuracy from 5 random restarts"
+        table1_learning_rates=(5e-5, 4e-5, 3e-5, 2e-5),
+        table1_restarts=(
+            {task: 5 for task in ("CoLA", "STS-B", "MRPC", "RTE")} if size == "large" else {}
+        ),
+    )

@@ -1,0 +1,235 @@
+"""The tables (and Figure 5) as our numbers beside the paper's: which models and tasks each
+takes, written as OUT/tables/<name>.tsv and .md."""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+import os
+
+from reproduction.datasets import Data
+from reproduction.finetuning import TABLE1_METRICS, FineTuner, mean
+from reproduction.paper_results import PAPER
+from reproduction.pretraining import (
+    Model,
+    Pretraining,
+    heldout_perplexity,
+    kept_checkpoints,
+    pretrained_model,
+)
+from reproduction.runner import Runner
+from reproduction.scales import NER_FEATURES, TABLE8_FEATURE, TABLE8_MASKINGS, Scale
+
+
+@dataclasses.dataclass
+class Table:
+    """Our numbers beside the paper's: rows x columns, with a note per stand-in."""
+
+    name: str
+    title: str
+    rows: dict = dataclasses.field(default_factory=dict)  # row -> column -> value
+    paper_rows: dict = dataclasses.field(default_factory=dict)  # our row -> the paper's row
+    notes: list = dataclasses.field(default_factory=list)
+
+    def set(self, row: str, column: str, value, paper_row: str | None = None) -> None:
+        self.rows.setdefault(row, {})[column] = value
+        if paper_row:
+            self.paper_rows[row] = paper_row
+
+    def columns(self) -> list[str]:
+        return list(dict.fromkeys(c for values in self.rows.values() for c in values))
+
+    def write(self, folder: str) -> None:
+        os.makedirs(folder, exist_ok=True)
+        paper = PAPER.get(self.name, {})
+        lines = ["\t".join(["row", "column", "ours", "paper_row", "paper"])]
+        for row, values in self.rows.items():
+            paper_row = self.paper_rows.get(row, row)
+            for column, value in values.items():
+                theirs = paper.get(paper_row, {}).get(column)
+                lines.append("\t".join([row, column, _cell(value), paper_row, _cell(theirs)]))
+        _write(os.path.join(folder, f"{self.name}.tsv"), "\n".join(lines) + "\n")
+        _write(os.path.join(folder, f"{self.name}.md"), self.markdown())
+
+    def markdown(self) -> str:
+        paper = PAPER.get(self.name, {})
+        columns = self.columns()
+        lines = [f"**{self.title}** (ours / paper)", ""]
+        lines.append("| | " + " | ".join(columns) + " |")
+        lines.append("|---" * (len(columns) + 1) + "|")
+        for row, values in self.rows.items():
+            theirs = paper.get(self.paper_rows.get(row, row), {})
+            cells = [f"{_cell(values.get(c))} / {_cell(theirs.get(c))}" for c in columns]
+            label = (
+                row if row == self.paper_rows.get(row, row) else f"{row} ({self.paper_rows[row]})"
+            )
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+        lines += [""] + [f"- {note}" for note in self.notes]
+        return "\n".join(lines) + "\n"
+
+
+def _cell(value) -> str:
+    if value is None or (isinstance(value, float) and math.isnan(value)):
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
+    return str(value)
+
+
+def _write(path: str, text: str) -> None:
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write(text)
+    os.replace(path + ".tmp", path)
+
+
+def _paper_name(scale: Scale) -> str:
+    return "BERT-LARGE" if scale.name == "large" else "BERT-BASE"
+
+
+def table1(ctx) -> Table:
+    model = ctx.model(Pretraining(ctx.scale.base_shape))
+    table = Table("table1", "Table 1: GLUE (ours: Dev; paper: Test)")
+    row = f"ours ({ctx.scale.base_shape})"
+    values = []
+    for column in ("MNLI-m", "MNLI-mm", "QQP", "QNLI", "SST-2", "CoLA", "STS-B", "MRPC", "RTE"):
+        found = ctx.data.glue(column)
+        if found is None or found[2]:
+            continue  # Table 1 takes the real tasks only, no stand-ins
+        metric = TABLE1_METRICS.get(found[1])
+        value = ctx.tuner.glue(model, column, table1=True, metric=metric)
+        values.append(value)
+        table.set(row, column, value, _paper_name(ctx.scale))
+    present = [value for value in values if value is not None]
+    table.set(row, "Average", mean(present), _paper_name(ctx.scale))
+    if len(present) < 9:
+        table.notes.append("Average: over the tasks here (the paper's: all nine but WNLI).")
+    table.notes.append(
+        "MRPC and QQP: F1; STS-B: Spearman; CoLA: Matthews; others: accuracy. The test-set "
+        "predictions (GLUE submission files) are in each run's output_dir."
+    )
+    return table
+
+
+def table2(ctx) -> Table:
+    model = ctx.model(Pretraining(ctx.scale.base_shape))
+    table = Table("table2", "Table 2: SQuAD 1.1 Dev")
+    result = ctx.tuner.squad(model, "1.1") or {}
+    for column in ("EM", "F1"):
+        table.set(
+            f"ours ({ctx.scale.base_shape})", column, result.get(column), _paper_name(ctx.scale)
+        )
+    return table
+
+
+def table3(ctx) -> Table:
+    model = ctx.model(Pretraining(ctx.scale.base_shape))
+    table = Table("table3", "Table 3: SQuAD 2.0 Dev (tau chosen on Dev)")
+    result = ctx.tuner.squad(model, "2.0") or {}
+    for column in ("EM", "F1"):
+        table.set(f"ours ({ctx.scale.base_shape})", column, result.get(column), "BERT-LARGE")
+    return table
+
+
+def table4(ctx) -> Table:
+    model = ctx.model(Pretraining(ctx.scale.base_shape))
+    table = Table("table4", "Table 4: SWAG Dev accuracy")
+    table.set(
+        f"ours ({ctx.scale.base_shape})", "Dev", ctx.tuner.swag(model), _paper_name(ctx.scale)
+    )
+    return table
+
+
+def table5(ctx) -> Table:
+    shape = ctx.scale.base_shape
+    table = Table("table5", f"Table 5: pre-training tasks, {shape} (Dev; MRPC accuracy; SQuAD F1)")
+    rows = (
+        ("BERT-BASE", Pretraining(shape), False),
+        ("No NSP", Pretraining(shape, "mlm"), False),
+        ("LTR & No NSP", Pretraining(shape, "ltr"), False),
+        ("+ BiLSTM", Pretraining(shape, "ltr"), True),
+    )
+    for row, run, bilstm in rows:
+        model = ctx.model(run)
+        label = row.replace("BERT-BASE", "BERT")
+        for column in ("MNLI-m", "QNLI", "MRPC", "SST-2"):
+            table.set(label, column, ctx.tuner.glue(model, column, bilstm), row)
+        squad = ctx.tuner.squad(model, "1.1", bilstm) or {}
+        table.set(label, "SQuAD", squad.get("F1"), row)
+    return table
+
+
+def table6(ctx) -> Table:
+    table = Table("table6", "Table 6: model size (held-out masked-LM perplexity; Dev accuracy)")
+    for ours, paper in zip(ctx.scale.table6_shapes, PAPER["table6"], strict=False):
+        run = Pretraining(ours)
+        model = ctx.model(run)
+        label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
+        table.set(
+            label, "LM (ppl)", heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner), paper
+        )
+        for column in ("MNLI-m", "MRPC", "SST-2"):
+            table.set(label, column, ctx.tuner.glue(model, column, table6=True), paper)
+    table.notes.append(
+        "Rows are ours (L/H/A) beside the paper's row of the same rank; means over "
+        "restarts as the paper's."
+    )
+    return table
+
+
+def table7(ctx) -> Table:
+    model = ctx.model(Pretraining(ctx.scale.base_shape))
+    table = Table("table7", "Table 7: CoNLL-2003 NER (F1)")
+    table.set("Fine-tuning", "Dev F1", None, "Fine-tuning (BASE)")
+    result = ctx.tuner.ner(model) or {}
+    for column in ("Dev F1", "Test F1"):
+        table.set("Fine-tuning", column, result.get(column), "Fine-tuning (BASE)")
+    for feature in NER_FEATURES:
+        table.set(feature, "Dev F1", (ctx.tuner.ner(model, feature) or {}).get("Dev F1"))
+    table.notes.append("Feature-based: frozen BERT, a two-layer BiLSTM of H units per direction.")
+    return table
+
+
+def table8(ctx) -> Table:
+    table = Table("table8", "Table 8: masking procedure (MASK/SAME/RND; Dev)")
+    for masking in TABLE8_MASKINGS:
+        model = ctx.model(Pretraining(ctx.scale.base_shape, masking=masking))
+        row = "/".join(str(round(100 * float(r))) for r in masking.split(","))
+        table.set(row, "MNLI", ctx.tuner.glue(model, "MNLI-m"))
+        table.set(row, "NER fine-tune", (ctx.tuner.ner(model) or {}).get("Dev F1"))
+        feature = (ctx.tuner.ner(model, TABLE8_FEATURE) or {}).get("Dev F1")
+        table.set(row, "NER feature-based", feature)
+    return table
+
+
+def figure5(ctx) -> Table:
+    """Dev accuracy of the MLM and LTR models along their pre-training, by step."""
+    table = Table("figure5", "Figure 5: Dev accuracy by pre-training steps")
+    for objective, label in (("mlm_nsp", "MLM"), ("ltr", "LTR")):
+        run = Pretraining(ctx.scale.base_shape, objective)
+        for step, model in kept_checkpoints(run, ctx.scale, ctx.data, ctx.runner):
+            for column in ("MNLI-m", "QNLI"):
+                table.set(f"{label} step {step}", column, ctx.tuner.glue(model, column))
+    return table
+
+
+class Context:
+    def __init__(self, scale: Scale, runner: Runner) -> None:
+        self.scale, self.runner = scale, runner
+        self.data = Data(scale, runner, runner.output_dir)
+        self.tuner = FineTuner(scale, self.data, runner)
+
+    def model(self, run: Pretraining) -> Model:
+        return pretrained_model(run, self.scale, self.data, self.runner)
+
+
+BUILDERS = {
+    "table1": table1,
+    "table2": table2,
+    "table3": table3,
+    "table4": table4,
+    "table5": table5,
+    "table6": table6,
+    "table7": table7,
+    "table8": table8,
+    "figure5": figure5,
+}

@@ -1,0 +1,229 @@
+"""scripts/paper/: the reproduction of the paper's tables. The stand-in data sets, the commands
+each size runs (the paper's settings for base and large, as dry runs), and every `small`
+script end to end at --quick size (slow)."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from conftest import REPO, SCRIPT_ENV
+
+sys.path.insert(0, str(REPO / "scripts" / "paper"))
+
+from reproduction.tables import Table  # noqa: E402
+from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
+
+from bert_tf.squad.data import read_squad_file  # noqa: E402
+
+SHARED = REPO.parent / "shared" / "data"
+
+
+def squad(articles: int) -> dict:
+    data = []
+    for a in range(articles):
+        context = f"Article {a} begins here. The answer is blue{a}. Nothing else is said."
+        qas = [
+            {
+                "id": f"q{a}",
+                "question": f"What is the answer of article {a}?",
+                "answers": [{"text": f"blue{a}", "answer_start": context.index("blue")}] * 2,
+            }
+        ]
+        data.append({"title": f"t{a}", "paragraphs": [{"context": context, "qas": qas}]})
+    return {"version": "1.1", "data": data}
+
+
+def test_squad_is_split_by_article_and_trains_on_first_answers(tmp_path: Path):
+    (tmp_path / "dev.json").write_text(json.dumps(squad(10)))
+    split_squad(str(tmp_path / "dev.json"), tmp_path / "train.json", tmp_path / "eval.json")
+    train = read_squad_file(str(tmp_path / "train.json"))["data"]
+    evaluation = read_squad_file(str(tmp_path / "eval.json"))["data"]
+    assert [a["title"] for a in evaluation] == ["t4", "t9"]
+    assert len(train) == 8 and not {a["title"] for a in train} & {"t4", "t9"}
+    assert all(len(qa["answers"]) == 1 for a in train for qa in a["paragraphs"][0]["qas"])
+    assert all(len(qa["answers"]) == 2 for a in evaluation for qa in a["paragraphs"][0]["qas"])
+
+
+def test_qnli_pairs_a_question_with_its_answers_sentence_and_another(tmp_path: Path):
+    (tmp_path / "squad.json").write_text(json.dumps(squad(3)))
+    assert qnli_from_squad(str(tmp_path / "squad.json"), str(tmp_path / "train.tsv")) == 6
+    with open(tmp_path / "train.tsv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    assert [row["label"] for row in rows] == ["entailment", "not_entailment"] * 3
+    for i, row in enumerate(rows):
+        article = i // 2
+        assert row["question"] == f"What is the answer of article {article}?"
+        holds = f"blue{article}" in row["sentence"]
+        assert holds == (row["label"] == "entailment")
+
+
+def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path):
+    sentences = [f"Sentence number {i} of the book tells part {i} of it." for i in range(30)]
+    (tmp_path / "corpus.txt").write_text("\n".join(sentences) + "\n\n")
+    counts = swag_from_books(str(tmp_path / "corpus.txt"), str(tmp_path / "swag"))
+    assert counts == {"train": 23, "dev": 6}
+    with open(tmp_path / "swag" / "train.csv", encoding="utf-8") as f:
+        rows = list(csv.DictReader(f))
+    for i, row in enumerate(rows):
+        assert row["sent1"] == sentences[i] and row["sent2"] == "Sentence number"
+        endings = [row[f"ending{k}"] for k in range(4)]
+        assert endings[int(row["label"])] == f"{i + 1} of the book tells part {i + 1} of it."
+        assert len(set(endings)) == 4
+
+
+def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):
+    table = Table("table5", "Table 5")
+    table.set("BERT", "MRPC", 71.234, "BERT-BASE")
+    table.set("BERT", "SQuAD", None, "BERT-BASE")
+    table.notes.append("MNLI-m: RTE.")
+    table.write(str(tmp_path))
+    lines = (tmp_path / "table5.tsv").read_text().splitlines()
+    assert lines == [
+        "row\tcolumn\tours\tpaper_row\tpaper",
+        "BERT\tMRPC\t71.2\tBERT-BASE\t86.7",
+        "BERT\tSQuAD\t-\tBERT-BASE\t88.5",
+    ]
+    markdown = (tmp_path / "table5.md").read_text()
+    assert "| BERT (BERT-BASE) | 71.2 / 86.7 | - / 88.5 |" in markdown
+    assert "- MNLI-m: RTE." in markdown
+
+
+def dry_run(script: str, size: str, tmp_path: Path) -> str:
+    env = {
+        **SCRIPT_ENV,
+        "CORPUS": "/data/corpus/*.txt",
+        "HELDOUT": "/data/heldout.txt",
+        "VOCAB": "/data/vocab.txt",
+        "GLUE_DIR": str(tmp_path / "glue"),
+    }
+    (tmp_path / "glue" / "MNLI").mkdir(parents=True)
+    result = subprocess.run(
+        ["bash", f"scripts/paper/{script}", size, str(tmp_path / "out"), "--dry_run"],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_table6_base_pretrains_the_papers_six_shapes_and_restarts_five_times(tmp_path: Path):
+    commands = dry_run("table6_model_size.sh", "base", tmp_path)
+    for shape in ("3_H-768_A-12", "6_H-768_A-3", "6_H-768_A-12", "12_H-768_A-12", "12_H-1024_A-16"):
+        assert f"pretrain_bert.sh L-{shape}\n" in commands
+    assert "pretrain_bert.sh L-24_H-1024_A-16\n" in commands
+    assert "HELDOUT_DATA=" in commands and "--keep_checkpoint_every_n_steps=200000" in commands
+    mnli = [line for line in commands.splitlines() if "--task_name=MNLI" in line]
+    assert len(mnli) == 6 * 5  # five restarts per shape
+    assert all("--learning_rate=2e-05" in line and "--seed=" in line for line in mnli)
+
+
+def test_table8_base_writes_data_with_each_masking_rate(tmp_path: Path):
+    commands = dry_run("table8_masking.sh", "base", tmp_path)
+    for rates in ("0.8,0.1,0.1", "1.0,0.0,0.0", "0.8,0.0,0.2", "0.8,0.2,0.0", "0.0,0.2,0.8"):
+        assert f"--masking_rates={rates} " in commands
+    assert "--feature_based=concat_last_four_hidden" in commands
+    assert "--lstm_units=768" in commands
+
+
+def test_figure5_large_fine_tunes_the_kept_phase_1_checkpoints(tmp_path: Path):
+    commands = dry_run("figure5_steps.sh", "large", tmp_path)
+    for step in (200000, 400000, 600000, 800000):
+        assert f"phase1/kept/ckpt-{step} " in commands
+    assert "phase2/pretrained/bert_model.ckpt " in commands
+    assert "--objective=ltr" in commands
+
+
+def test_table5_base_fine_tunes_the_ltr_model_with_a_bilstm(tmp_path: Path):
+    commands = dry_run("table5_ablation.sh", "base", tmp_path)
+    for objective in ("mlm_nsp", "mlm", "ltr"):
+        assert f"--objective={objective} " in commands
+    bilstm = [line for line in commands.splitlines() if "--bilstm=True" in line]
+    assert {"run_classifier.py" in line for line in bilstm} == {True, False}  # + run_squad
+    assert all("_ltr_" in line for line in bilstm)
+
+
+# --- The small scripts end to end, at --quick size ------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def quick_dir(tmp_path_factory) -> Path:
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data is absent")
+    return tmp_path_factory.mktemp("paper_quick")
+
+
+def run_small(script: str, out: Path) -> str:
+    result = subprocess.run(
+        ["bash", f"scripts/paper/{script}", "small", str(out), "--quick"],
+        cwd=REPO,
+        env=SCRIPT_ENV,
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result.stdout
+
+
+def table_rows(out: Path, name: str) -> list[dict]:
+    with open(out / "tables" / f"{name}.tsv", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+@pytest.mark.slow
+def test_table5_small_runs_every_row_and_column(quick_dir: Path):
+    run_small("table5_ablation.sh", quick_dir)
+    rows = table_rows(quick_dir, "table5")
+    assert [r["row"] for r in rows[::5]] == ["BERT", "No NSP", "LTR & No NSP", "+ BiLSTM"]
+    assert all(r["ours"] != "-" for r in rows)
+    assert (quick_dir / "pretraining").is_dir()
+
+
+@pytest.mark.slow
+def test_table6_small_reports_held_out_perplexity_per_shape(quick_dir: Path):
+    run_small("table6_model_size.sh", quick_dir)
+    rows = table_rows(quick_dir, "table6")
+    ppl = [float(r["ours"]) for r in rows if r["column"] == "LM (ppl)"]
+    assert len(ppl) == 2 and all(1 < p < 10_000 for p in ppl)
+
+
+@pytest.mark.slow
+def test_table8_small_pretrains_each_masking(quick_dir: Path):
+    run_small("table8_masking.sh", quick_dir)
+    rows = table_rows(quick_dir, "table8")
+    assert [r["row"] for r in rows[::3]] == [
+        "80/10/10",
+        "100/0/0",
+        "80/0/20",
+        "80/20/0",
+        "0/20/80",
+        "0/0/100",
+    ]
+    assert len(list((quick_dir / "data" / "records").iterdir())) == 6
+
+
+@pytest.mark.slow
+def test_figure5_small_fine_tunes_the_checkpoints_along_the_way(quick_dir: Path):
+    run_small("figure5_steps.sh", quick_dir)
+    rows = table_rows(quick_dir, "figure5")
+    assert {r["row"] for r in rows} == {"MLM step 20", "MLM step 40", "LTR step 20", "LTR step 40"}
+
+
+@pytest.mark.slow
+def test_reproduce_all_small_writes_every_table_and_the_plots(quick_dir: Path):
+    pytest.importorskip("matplotlib")
+    run_small("reproduce_all.sh", quick_dir)
+    for name in ("table1", "table2", "table3", "table4", "table7"):
+        rows = table_rows(quick_dir, name)
+        assert rows and any(r["ours"] != "-" for r in rows), name
+    figures = sorted(os.listdir(quick_dir / "figures"))
+    assert figures == ["figure5_steps.png", "pretraining_curves.png", "table6_model_size.png"]
