@@ -18,7 +18,6 @@ from bert_tf.pretraining.documents import (
     documents_from_texts,
     expand_input_files,
     read_documents,
-    split_sentences,
     tfds_texts,
 )
 from bert_tf.pretraining.generate import (
@@ -378,16 +377,6 @@ def test_two_phase_script_writes_128_and_512_token_data(tmp_path):
 
 
 # --- Text from tensorflow-datasets, beyond the original -------------------------------------
-
-
-def test_sentence_splitter_splits_at_sentence_ends_and_lines():
-    text = 'He left. "Why?" she asked! It cost 3.5 dollars.\nNew paragraph 2 here'
-    assert split_sentences(text) == [
-        "He left.",
-        '"Why?" she asked!',
-        "It cost 3.5 dollars.",
-        "New paragraph 2 here",
-    ]
 
 
 def test_each_text_is_a_document_of_sentences():

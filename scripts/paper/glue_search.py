@@ -69,6 +69,22 @@ def truncated_copy(source_dir: str, target_dir: str, processor, limits: dict[str
     return target_dir
 
 
+def classifier_command(args, task: str, data_dir: str, output_dir: str, *flags: str) -> list[str]:
+    """run_classifier.py on `task` with the search's model and sizes, and `flags`."""
+    return [
+        sys.executable,
+        os.path.join(REPO, "run_classifier.py"),
+        f"--task_name={task}",
+        f"--data_dir={data_dir}",
+        f"--vocab_file={os.path.join(args.bert_dir, 'vocab.txt')}",
+        f"--bert_config_file={os.path.join(args.bert_dir, 'bert_config.json')}",
+        f"--do_lower_case={args.do_lower_case}",
+        f"--max_seq_length={args.max_seq_length}",
+        f"--output_dir={output_dir}",
+        *flags,
+    ]
+
+
 def run(args, extra: list[str]) -> list[dict]:
     rows = []
     for task in args.tasks.split(","):
@@ -89,25 +105,20 @@ def run(args, extra: list[str]) -> list[dict]:
                 out = os.path.join(args.output_dir, processor.name, f"lr{lr}_seed{seed}")
                 results_file = os.path.join(out, "eval_results.txt")
                 if not os.path.isfile(results_file):
-                    command = [
-                        sys.executable,
-                        os.path.join(REPO, "run_classifier.py"),
-                        f"--task_name={task}",
+                    command = classifier_command(
+                        args,
+                        task,
+                        data_dir,
+                        out,
                         "--do_train",
                         "--do_eval",
-                        f"--data_dir={data_dir}",
-                        f"--vocab_file={os.path.join(args.bert_dir, 'vocab.txt')}",
-                        f"--bert_config_file={os.path.join(args.bert_dir, 'bert_config.json')}",
                         f"--init_checkpoint={os.path.join(args.bert_dir, 'bert_model.ckpt')}",
-                        f"--do_lower_case={args.do_lower_case}",
-                        f"--max_seq_length={args.max_seq_length}",
                         f"--train_batch_size={args.train_batch_size}",
                         f"--learning_rate={lr}",
                         f"--num_train_epochs={args.num_train_epochs}",
                         f"--seed={seed}",
-                        f"--output_dir={out}",
                         *extra,
-                    ]
+                    )
                     print(f"== {processor.name} lr={lr} seed={seed}", flush=True)
                     subprocess.run(command, check=True)
                 results = read_results(results_file)
@@ -146,19 +157,14 @@ def predict_test_sets(rows: list[dict], args, extra: list[str]) -> list[dict]:
             name = "MNLI-mm.tsv" if task == "MNLI-mm" else f"{processor.name}.tsv"
             predictions = os.path.join(best["output_dir"], name)
             if not os.path.isfile(predictions):
-                command = [
-                    sys.executable,
-                    os.path.join(REPO, "run_classifier.py"),
-                    f"--task_name={processor.name}",
+                command = classifier_command(
+                    args,
+                    processor.name,
+                    best["data_dir"],
+                    best["output_dir"],
                     "--do_predict",
-                    f"--data_dir={best['data_dir']}",
-                    f"--vocab_file={os.path.join(args.bert_dir, 'vocab.txt')}",
-                    f"--bert_config_file={os.path.join(args.bert_dir, 'bert_config.json')}",
-                    f"--do_lower_case={args.do_lower_case}",
-                    f"--max_seq_length={args.max_seq_length}",
-                    f"--output_dir={best['output_dir']}",
                     *extra,
-                ]
+                )
                 print(f"== {task} test set (lr={best['lr']} seed={best['seed']})", flush=True)
                 subprocess.run(command, check=True)
             os.makedirs(submission_dir, exist_ok=True)

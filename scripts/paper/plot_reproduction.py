@@ -22,6 +22,7 @@ import os
 import re
 
 import matplotlib
+import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
@@ -83,6 +84,10 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
     right.set(xscale="log", xlabel="parameters (millions)", ylabel="Dev accuracy (%)")
     right.set_title("Model size: fine-tuned Dev accuracy")
     right.legend()
+    for axis in (left, right):
+        # Ticks at the models' sizes, not at log-scale decades the models fall between.
+        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.set_xticks(sorted(sizes.values()), [f"{size:.2f}" for size in sorted(sizes.values())])
     return save(figure, figures_dir, "table6_model_size.png")
 
 
@@ -125,9 +130,12 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     runs = sorted(glob.glob(os.path.join(output_dir, "pretraining", "*")))
     if not runs:
         return None
-    names = [os.path.basename(run) for run in runs]
-    # reproduce.py names a run SHAPE_OBJECTIVE_MASKING; the base shape is the LTR run's.
-    parts = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n).groups() for n in names}
+    # reproduce.py names a run SHAPE_OBJECTIVE_MASKING (a random model, SHAPE_random, has no
+    # curve); the base shape is the LTR run's.
+    named = {os.path.basename(run): run for run in runs}
+    matches = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n) for n in named}
+    parts = {n: match.groups() for n, match in matches.items() if match}
+    runs, names = [named[n] for n in parts], list(parts)
     base = next((shape for shape, objective, _ in parts.values() if objective == "ltr"), None)
     default = "0.8_0.1_0.1"
     groups = {

@@ -150,7 +150,8 @@ class FineTuner:
         if not os.path.isfile(done):
             return None
         dev = read_results(os.path.join(out, "eval_results.txt"))
-        return {"Dev F1": 100 * dev["eval_f1"], "Test F1": 100 * read_results(done)["test_f1"]}
+        # conlleval's F1 is in percent already.
+        return {"Dev F1": dev["eval_f1"], "Test F1": read_results(done)["test_f1"]}
 
     def swag(self, model: Model) -> float | None:
         data_dir, standin = self.data.swag()

@@ -55,7 +55,7 @@ PAPER = {
         "24/1024/16": {"LM (ppl)": 3.23, "MNLI-m": 86.6, "MRPC": 87.8, "SST-2": 93.7},
     },
     "table7": {
-        "Fine-tuning (BASE)": {"Dev F1": 96.4, "Test F1": 92.4},
+        "Fine-tuning": {"Dev F1": 96.4, "Test F1": 92.4},
         "embeddings": {"Dev F1": 91.0},
         "second_to_last_hidden": {"Dev F1": 95.6},
         "last_hidden": {"Dev F1": 94.9},

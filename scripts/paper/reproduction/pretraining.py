@@ -130,6 +130,33 @@ def pretrained_model(run: Pretraining, scale, data, runner) -> Model:
     )
 
 
+def random_model(shape: str, data: Data, runner: Runner) -> Model:
+    """A randomly initialised model of `shape` (no pre-training): our reference row, the floor
+    that pre-training is measured from."""
+    run = Pretraining(shape)
+    out = os.path.join(runner.output_dir, "pretraining", f"{shape}_random")
+    config = os.path.join(out, "shape.json")
+    runner.python(
+        f"pretraining/{shape}_random/config",
+        "scripts/make_bert_config.py",
+        {"size": shape, "vocab_file": data.vocab, "output_file": config},
+        config,
+    )
+    runner.python(
+        f"pretraining/{shape}_random",
+        "scripts/make_random_bert.py",
+        {"bert_config_file": config, "output_dir": out},
+        os.path.join(out, "bert_model.ckpt.index"),
+    )
+    return Model(
+        f"{shape}_random",
+        os.path.join(out, "bert_config.json"),
+        data.vocab,
+        os.path.join(out, "bert_model.ckpt"),
+        run.hidden_size,
+    )
+
+
 def heldout_perplexity(run: Pretraining, scale, data, runner) -> float | None:
     out = pretrain(run, scale, data, runner)
     path = os.path.join(out, "eval_results.txt")

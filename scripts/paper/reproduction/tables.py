@@ -16,6 +16,7 @@ from reproduction.pretraining import (
     heldout_perplexity,
     kept_checkpoints,
     pretrained_model,
+    random_model,
 )
 from reproduction.runner import Runner
 from reproduction.scales import NER_FEATURES, TABLE8_FEATURE, TABLE8_MASKINGS, Scale
@@ -151,11 +152,17 @@ def table5(ctx) -> Table:
     for row, run, bilstm in rows:
         model = ctx.model(run)
         label = row.replace("BERT-BASE", "BERT")
-        for column in ("MNLI-m", "QNLI", "MRPC", "SST-2"):
-            table.set(label, column, ctx.tuner.glue(model, column, bilstm), row)
-        squad = ctx.tuner.squad(model, "1.1", bilstm) or {}
-        table.set(label, "SQuAD", squad.get("F1"), row)
+        table5_row(ctx, table, label, row, model, bilstm)
+    # Not in the paper: the same model without pre-training, the floor the rows are read from.
+    table5_row(ctx, table, "no pre-training", None, random_model(shape, ctx.data, ctx.runner))
     return table
+
+
+def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = False) -> None:
+    for column in ("MNLI-m", "QNLI", "MRPC", "SST-2"):
+        table.set(label, column, ctx.tuner.glue(model, column, bilstm), row)
+    squad = ctx.tuner.squad(model, "1.1", bilstm) or {}
+    table.set(label, "SQuAD", squad.get("F1"), row)
 
 
 def table6(ctx) -> Table:
@@ -179,10 +186,9 @@ def table6(ctx) -> Table:
 def table7(ctx) -> Table:
     model = ctx.model(Pretraining(ctx.scale.base_shape))
     table = Table("table7", "Table 7: CoNLL-2003 NER (F1)")
-    table.set("Fine-tuning", "Dev F1", None, "Fine-tuning (BASE)")
     result = ctx.tuner.ner(model) or {}
     for column in ("Dev F1", "Test F1"):
-        table.set("Fine-tuning", column, result.get(column), "Fine-tuning (BASE)")
+        table.set("Fine-tuning", column, result.get(column), "Fine-tuning")
     for feature in NER_FEATURES:
         table.set(feature, "Dev F1", (ctx.tuner.ner(model, feature) or {}).get("Dev F1"))
     table.notes.append("Feature-based: frozen BERT, a two-layer BiLSTM of H units per direction.")
