@@ -227,3 +227,32 @@ def test_reproduce_all_small_writes_every_table_and_the_plots(quick_dir: Path):
         assert rows and any(r["ours"] != "-" for r in rows), name
     figures = sorted(os.listdir(quick_dir / "figures"))
     assert figures == ["figure5_steps.png", "pretraining_curves.png", "table6_model_size.png"]
+
+
+def test_glue_search_table1_takes_each_tasks_best_run_and_averages(tmp_path: Path):
+    import glue_search
+
+    rows = [
+        {"task": "MNLI-m", "metric": "eval_accuracy", "lr": "5e-5", "seed": 0, "value": 0.80},
+        {"task": "MNLI-m", "metric": "eval_accuracy", "lr": "2e-5", "seed": 0, "value": 0.84},
+        {"task": "MNLI-mm", "metric": "eval_mismatched_accuracy", "lr": "5e-5", "seed": 0,
+         "value": 0.83},
+        {"task": "MNLI-mm", "metric": "eval_mismatched_accuracy", "lr": "2e-5", "seed": 0,
+         "value": 0.82},
+    ]  # fmt: skip
+    for row in rows:
+        row.update(output_dir=str(tmp_path / row["lr"]), data_dir=str(tmp_path))  # no test.tsv
+
+    class Args:
+        output_dir, bert_dir, do_lower_case, max_seq_length = str(tmp_path), "", "true", 128
+
+    table = glue_search.predict_test_sets(rows, Args, [])
+    assert [(r["task"], r["lr"], r["submission"]) for r in table] == [
+        ("MNLI-m", "2e-5", ""),
+        ("MNLI-mm", "5e-5", ""),
+    ]
+    glue_search.write_table1(table, str(tmp_path / "table1.tsv"))
+    lines = (tmp_path / "table1.tsv").read_text().splitlines()
+    assert lines[1].split("\t")[:3] == ["MNLI-m", "eval_accuracy", "84.0"]
+    assert lines[2].split("\t")[:3] == ["MNLI-mm", "eval_mismatched_accuracy", "83.0"]
+    assert lines[3].split("\t")[:3] == ["Average", "", "83.5"]

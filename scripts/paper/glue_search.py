@@ -150,7 +150,7 @@ def predict_test_sets(rows: list[dict], args, extra: list[str]) -> list[dict]:
     submission_dir = os.path.join(args.output_dir, "submission")
     for task in dict.fromkeys(row["task"] for row in rows):
         best = max((row for row in rows if row["task"] == task), key=lambda r: r["value"])
-        processor = get_processor("MNLI" if task == "MNLI-mm" else task)
+        processor = get_processor("MNLI" if task.startswith("MNLI") else task)
         test_file, _ = processor.split_file("test")
         submission = ""
         if os.path.isfile(os.path.join(best["data_dir"], test_file)):
