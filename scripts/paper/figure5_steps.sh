@@ -5,9 +5,9 @@
 #
 # Usage: scripts/paper/figure5_steps.sh base|large|small [OUT] [--quick | --dry_run]
 #   base, large: checkpoints at 200k, 400k, 600k, 800k steps (phase 1) and the finished model
-#     (1M), fine-tuned on MNLI (and QNLI).
-#   small: every 800 of the 4,000 steps; RTE (3 restarts) stands in for MNLI, plus QNLI built
-#     from SQuAD 1.1 Dev (a larger Dev set: 3,912 pairs).
+#     (1M), fine-tuned on MNLI.
+#   small: every 800 of the 4,000 steps; MNLI is not here: QNLI built from SQuAD 1.1 Dev stands
+#     in (3,912 Dev pairs; RTE's 277 are too few to draw a curve).
 #   scripts/paper/plot_reproduction.py draws the figure from OUT/tables/figure5.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
