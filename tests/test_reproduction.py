@@ -257,3 +257,22 @@ def test_glue_search_table1_takes_each_tasks_best_run_and_averages(tmp_path: Pat
     assert lines[1].split("\t")[:3] == ["MNLI-m", "eval_accuracy", "84.0"]
     assert lines[2].split("\t")[:3] == ["MNLI-mm", "eval_mismatched_accuracy", "83.0"]
     assert lines[3].split("\t")[:3] == ["Average", "", "83.5"]
+
+
+def test_the_runner_skips_done_steps_and_counts_the_pending_ones(tmp_path: Path, capsys):
+    from reproduction.runner import Runner
+
+    (tmp_path / "done.txt").write_text("")
+    counter = Runner(str(tmp_path), dry_run=True, quiet=True)
+    for name in ("data/a", "data/done", "pretraining/b"):
+        done = tmp_path / ("done.txt" if name == "data/done" else f"{name[-1]}.txt")
+        counter.run(name, ["true"], str(done))
+    assert counter.printed == ["data/a", "pretraining/b"]
+
+    runner = Runner(str(tmp_path), dry_run=False, pending=counter.printed)
+    runner.run("data/a", ["touch", str(tmp_path / "a.txt")], str(tmp_path / "a.txt"))
+    runner.run("data/a", ["false"], str(tmp_path / "a.txt"))  # done now: not run again
+    assert (tmp_path / "a.txt").exists()
+    assert "[0 min, step 1/2] data/a (log: " in capsys.readouterr().out
+    with pytest.raises(SystemExit, match="step pretraining/b failed"):
+        runner.run("pretraining/b", ["false"], str(tmp_path / "b.txt"))

@@ -52,7 +52,15 @@ def main() -> None:
     if args.quick and args.size != "small":
         sys.exit("reproduce.py: error: --quick shrinks --size=small only")
     scale = small_scale(args.quick) if args.size == "small" else paper_scale(args.size)
-    runner = Runner(os.path.abspath(args.output_dir), args.dry_run)
+    output_dir = os.path.abspath(args.output_dir)
+    pending = None
+    if not args.dry_run:
+        # A first pass that runs nothing: the steps still to run, for the progress lines.
+        counter = Runner(output_dir, dry_run=True, quiet=True)
+        for name in names:
+            BUILDERS[name](Context(scale, counter))
+        pending = counter.printed
+    runner = Runner(output_dir, args.dry_run, pending=pending)
     context = Context(scale, runner)
     for name in names:
         table = BUILDERS[name](context)

@@ -31,7 +31,9 @@ class Data:
 
     @property
     def vocab(self) -> str:
-        return os.environ["VOCAB"] if not self.scale.laptop else os.path.join(self.dir, "vocab.txt")
+        if self.scale.laptop:
+            return os.path.join(self.dir, "vocab.txt")
+        return _required_env("VOCAB")
 
     def corpus(self) -> tuple[str, str]:
         """(training corpus, held-out corpus) files or globs."""
