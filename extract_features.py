@@ -14,7 +14,11 @@ import tensorflow as tf
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.checkpoints import load_original_checkpoint, resolve_checkpoint_path
+from bert_tf.checkpoints import (
+    adopt_checkpoint_attention,
+    load_original_checkpoint,
+    resolve_checkpoint_path,
+)
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.extract_features import (
@@ -73,6 +77,8 @@ def check_flags() -> BertConfig:
         raise InputError(f"--max_seq_length={FLAGS.max_seq_length}, expected at least 3")
     if FLAGS.batch_size < 1:
         raise InputError(f"--batch_size={FLAGS.batch_size}, expected a positive integer")
+    if FLAGS.init_checkpoint:
+        config = adopt_checkpoint_attention(config, FLAGS.init_checkpoint)
     return config
 
 

@@ -21,6 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.config import CAUSAL_ATTENTION, BertConfig
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.classifier import BertClassifier
@@ -29,6 +30,7 @@ from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.training import KEPT_CHECKPOINTS_DIR
 
 logger = logging.getLogger(__name__)
 
@@ -296,3 +298,38 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
             f"({first_line}); does bert_config.json belong to this checkpoint?"
         ) from None
     return prefix
+
+
+def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
+    """The bert_config.json beside `checkpoint` if it says the model is causal, else None.
+
+    run_pretraining.py writes one beside its training checkpoints and in pretrained/; a kept
+    copy (`kept/ckpt-N`) goes with its run's.
+    """
+    checkpoint = os.fspath(checkpoint)
+    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
+    directory = os.path.normpath(directory)
+    candidates = [directory]
+    if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
+        candidates.append(os.path.dirname(directory))
+    for candidate in candidates:
+        path = os.path.join(candidate, "bert_config.json")
+        if os.path.isfile(path):
+            return path if BertConfig.from_json_file(path).causal_attention else None
+    return None
+
+
+def adopt_checkpoint_attention(config: BertConfig, checkpoint: str | os.PathLike) -> BertConfig:
+    """`config`, made causal when `checkpoint` was pre-trained left to right.
+
+    The attention direction belongs to the weights: a left-to-right model stays causal,
+    whichever bert_config.json names its shape (see `left_to_right_config`).
+    """
+    if config.causal_attention:
+        return config
+    causal_config = left_to_right_config(checkpoint)
+    if causal_config:
+        logger.info("%s: pre-trained left to right, so causal attention", causal_config)
+        config = BertConfig.from_dict(config.to_dict())
+        config.extra[CAUSAL_ATTENTION] = True
+    return config

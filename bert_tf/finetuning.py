@@ -11,13 +11,13 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_tf.checkpoints import load_checkpoint
-from bert_tf.config import CAUSAL_ATTENTION, BertConfig
+from bert_tf.checkpoints import adopt_checkpoint_attention, load_checkpoint
+from bert_tf.config import BertConfig
 from bert_tf.distribute import RuntimeOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError
 from bert_tf.optimization import create_optimizer
 from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
-from bert_tf.training import KEPT_CHECKPOINTS_DIR, Trainer
+from bert_tf.training import Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -62,32 +62,9 @@ def load_model_files(options) -> tuple[BertConfig, FullTokenizer]:
         )
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
-    if options.init_checkpoint and not config.causal_attention:
-        causal_config = left_to_right_config(options.init_checkpoint)
-        if causal_config:
-            # The attention direction belongs to the weights: a left-to-right model stays
-            # causal, whichever bert_config.json names its shape.
-            logger.info("%s: pre-trained left to right, fine-tuned causal", causal_config)
-            config.extra[CAUSAL_ATTENTION] = True
+    if options.init_checkpoint:
+        config = adopt_checkpoint_attention(config, options.init_checkpoint)
     return config, tokenizer
-
-
-def left_to_right_config(checkpoint: str) -> str | None:
-    """The bert_config.json beside `checkpoint` if it says the model is causal, else None.
-
-    run_pretraining.py writes one beside its training checkpoints and in pretrained/; a kept
-    copy (`kept/ckpt-N`) goes with its run's.
-    """
-    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
-    directory = os.path.normpath(directory)
-    candidates = [directory]
-    if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
-        candidates.append(os.path.dirname(directory))
-    for candidate in candidates:
-        path = os.path.join(candidate, "bert_config.json")
-        if os.path.isfile(path):
-            return path if BertConfig.from_json_file(path).causal_attention else None
-    return None
 
 
 def build_trainer(

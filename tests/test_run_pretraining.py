@@ -199,7 +199,8 @@ def test_every_nth_checkpoint_is_kept_beside_the_last_few(setup, tmp_path):
 
 
 def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
-    from bert_tf.finetuning import left_to_right_config, load_model_files
+    from bert_tf.checkpoints import left_to_right_config
+    from bert_tf.finetuning import load_model_files
 
     output_dir = tmp_path / "ltr"
     result = run_script(

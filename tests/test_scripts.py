@@ -212,6 +212,37 @@ def test_extract_features_on_a_pretraining_checkpoint_with_the_released_vocab(
     assert not [p.name for p in tmp_path.iterdir() if p.name != "features.jsonl"]
 
 
+def test_extract_features_of_a_left_to_right_model_are_causal(
+    random_bert: Path, tmp_path: Path
+) -> None:
+    # The released layout's config beside the weights says causal_attention (as
+    # run_pretraining.py --objective=ltr writes it); --bert_config_file names the shape only.
+    model = tmp_path / "ltr"
+    model.mkdir()
+    for path in random_bert.glob("bert_model.ckpt*"):
+        (model / path.name).write_bytes(path.read_bytes())
+    shape = json.loads((random_bert / "bert_config.json").read_text())
+    (model / "bert_config.json").write_text(json.dumps({**shape, "causal_attention": True}))
+    (tmp_path / "input.txt").write_text("the dog is hairy .\nthe dog is not .\n")
+    output_file = tmp_path / "features.jsonl"
+    flags = {
+        "input_file": tmp_path / "input.txt",
+        "output_file": output_file,
+        "vocab_file": SAMPLE_DATA / "vocab.txt",
+        "bert_config_file": random_bert / "bert_config.json",
+        "init_checkpoint": model / "bert_model.ckpt",
+        "layers": "-1",
+        "max_seq_length": 16,
+    }
+    result = run_script("extract_features.py", *flag_args(flags))
+    assert result.returncode == 0, result.stderr
+    first, second = (json.loads(line)["features"] for line in output_file.read_text().splitlines())
+    values = [[f["layers"][0]["values"] for f in features] for features in (first, second)]
+    # "[CLS] the dog is" are alike in both; under causal attention they cannot see what differs.
+    np.testing.assert_allclose(values[0][:4], values[1][:4], atol=1e-6)
+    assert not np.allclose(values[0][4], values[1][4], atol=1e-3)
+
+
 def test_extract_features_on_an_encoder_only_checkpoint_given_by_its_index_file(
     encoder_only: Path, input_file: Path, tmp_path: Path
 ) -> None:
