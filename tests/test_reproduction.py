@@ -276,3 +276,24 @@ def test_the_runner_skips_done_steps_and_counts_the_pending_ones(tmp_path: Path,
     assert "[0 min, step 1/2] data/a (log: " in capsys.readouterr().out
     with pytest.raises(SystemExit, match="step pretraining/b failed"):
         runner.run("pretraining/b", ["false"], str(tmp_path / "b.txt"))
+
+
+def test_report_runs_nothing_and_writes_the_tables_with_their_pending_steps(tmp_path: Path):
+    commands = dry_run("table6_model_size.sh", "base", tmp_path)
+    steps = sum(line.startswith("# ") for line in commands.splitlines())
+    env = {**SCRIPT_ENV, "CORPUS": "/data/c.txt", "HELDOUT": "/data/h.txt", "VOCAB": "/data/v"}
+    out = tmp_path / "out"
+    result = subprocess.run(
+        [sys.executable, "scripts/paper/reproduce.py", "--tables=table6", "--size=base"]
+        + [f"--output_dir={out}", "--report"],
+        cwd=REPO,
+        env={**env, "GLUE_DIR": str(tmp_path / "glue")},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert result.returncode == 0, result.stderr
+    assert sorted(p.name for p in out.iterdir()) == ["tables"]  # nothing ran
+    table = (out / "tables" / "table6.tsv").read_text().splitlines()
+    assert table[1].split("\t")[:3] == ["3/768/12", "LM (ppl)", "-"]
+    assert f"Pending: {steps} of this table's steps have not run yet" in result.stdout

@@ -3,7 +3,7 @@
 # and of the left-to-right model fine-tuned from checkpoints along their pre-training
 # (run_pretraining.py --keep_checkpoint_every_n_steps keeps them in OUT/pretraining/*/kept/).
 #
-# Usage: scripts/paper/figure5_steps.sh base|large|small [OUT] [--quick | --dry_run]
+# Usage: scripts/paper/figure5_steps.sh base|large|small [OUT] [--quick | --dry_run | --report]
 #   base, large: checkpoints at 200k, 400k, 600k, 800k steps (phase 1) and the finished model
 #     (1M), fine-tuned on MNLI.
 #   small: every 800 of the 4,000 steps; MNLI is not here: QNLI built from SQuAD 1.1 Dev stands
@@ -11,7 +11,7 @@
 #   scripts/paper/plot_reproduction.py draws the figure from OUT/tables/figure5.tsv.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-size=${1:?usage: figure5_steps.sh base|large|small [OUT] [--quick|--dry_run]}
+size=${1:?usage: figure5_steps.sh base|large|small [OUT] [--quick|--dry_run|--report]}
 out=${2:-output/paper_$size}
 shift $(($# < 2 ? $# : 2))
 python scripts/paper/reproduce.py --tables=figure5 --size="$size" --output_dir="$out" "$@"

@@ -20,7 +20,9 @@ Sizes:
 
 `--quick` shrinks `small` to minutes (3 books, 40 steps, 64 examples per task): the numbers
 only show that every step runs. Every step is skipped when its output exists, so rerunning the
-command resumes; `--dry_run` prints the commands instead of running them.
+command resumes; `--dry_run` prints the commands instead of running them; `--report` runs
+nothing and writes the tables from the steps done so far (a pending cell is "-", and each table
+says how many of its steps are pending).
 """
 
 from __future__ import annotations
@@ -41,6 +43,9 @@ def main() -> None:
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--quick", action="store_true", help="small in minutes (smoke test)")
     parser.add_argument("--dry_run", action="store_true", help="print the commands only")
+    parser.add_argument(
+        "--report", action="store_true", help="run nothing; write the tables from what is done"
+    )
     args = parser.parse_args()
     names = list(BUILDERS) if args.tables == "all" else args.tables.split(",")
     unknown = [name for name in names if name not in BUILDERS]
@@ -53,19 +58,27 @@ def main() -> None:
         sys.exit("reproduce.py: error: --quick shrinks --size=small only")
     scale = small_scale(args.quick) if args.size == "small" else paper_scale(args.size)
     output_dir = os.path.abspath(args.output_dir)
+    if args.report and args.dry_run:
+        sys.exit("reproduce.py: error: --report and --dry_run: give one of them")
     pending = None
-    if not args.dry_run:
+    if not args.dry_run and not args.report:
         # A first pass that runs nothing: the steps still to run, for the progress lines.
         counter = Runner(output_dir, dry_run=True, quiet=True)
         for name in names:
             BUILDERS[name](Context(scale, counter))
         pending = counter.printed
-    runner = Runner(output_dir, args.dry_run, pending=pending)
+    runner = Runner(output_dir, args.dry_run or args.report, quiet=args.report, pending=pending)
     context = Context(scale, runner)
     for name in names:
+        before = len(runner.printed)
         table = BUILDERS[name](context)
         table.notes += [f"{column}: {what}." for column, what in context.tuner.notes.items()]
         context.tuner.notes = {}
+        if args.report and len(runner.printed) > before:
+            table.notes.append(
+                f"Pending: {len(runner.printed) - before} of this table's steps have not run yet "
+                "(-); rerun the command without --report to resume."
+            )
         if not args.dry_run:
             table.write(os.path.join(runner.output_dir, "tables"))
             print(table.markdown())

@@ -4,12 +4,13 @@
 # and the other sizes (Table 6). Then the plots (scripts/paper/plot_reproduction.py) into
 # OUT/figures when matplotlib is installed (pip install -e ".[plots]").
 #
-# Usage: scripts/paper/reproduce_all.sh base|large|small [OUT] [--quick | --dry_run]
-#   small: a laptop CPU, about 8 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes.
+# Usage: scripts/paper/reproduce_all.sh base|large|small [OUT] [--quick | --dry_run | --report]
+#   small: a laptop CPU, about 8 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;
+#   --report: run nothing, write the tables (and plots) from the steps done so far.
 #   base, large: see scripts/paper/reproduce.py and each table's script for the settings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-size=${1:?usage: reproduce_all.sh base|large|small [OUT] [--quick|--dry_run]}
+size=${1:?usage: reproduce_all.sh base|large|small [OUT] [--quick|--dry_run|--report]}
 out=${2:-output/paper_$size}
 shift $(($# < 2 ? $# : 2))
 python scripts/paper/reproduce.py --size="$size" --output_dir="$out" "$@" \

@@ -3,7 +3,7 @@
 # each pre-trained with the same recipe; the held-out masked-LM perplexity and Dev MNLI-m,
 # MRPC and SST-2 accuracy, each the mean over random restarts of fine-tuning.
 #
-# Usage: scripts/paper/table6_model_size.sh base|large|small [OUT] [--quick | --dry_run]
+# Usage: scripts/paper/table6_model_size.sh base|large|small [OUT] [--quick | --dry_run | --report]
 #   base, large: the paper's six shapes 3/768/12, 6/768/3, 6/768/12, 12/768/12, 12/1024/16,
 #     24/1024/16, each pre-trained as scripts/paper/pretrain_bert.sh does (1M steps), the
 #     perplexity on HELDOUT records (run_pretraining.py --eval_input_file), 5 restarts each.
@@ -13,7 +13,7 @@
 #     MRPC, 1 of SST-2 (8,000 of its training sentences).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-size=${1:?usage: table6_model_size.sh base|large|small [OUT] [--quick|--dry_run]}
+size=${1:?usage: table6_model_size.sh base|large|small [OUT] [--quick|--dry_run|--report]}
 out=${2:-output/paper_$size}
 shift $(($# < 2 ? $# : 2))
 python scripts/paper/reproduce.py --tables=table6 --size="$size" --output_dir="$out" "$@"
