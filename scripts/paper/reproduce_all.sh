@@ -5,7 +5,7 @@
 # OUT/figures when matplotlib is installed (pip install -e ".[plots]").
 #
 # Usage: scripts/paper/reproduce_all.sh base|large|small [OUT] [--quick | --dry_run | --report]
-#   small: a laptop CPU, about 8 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;
+#   small: a laptop CPU, about 13 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;
 #   --report: run nothing, write the tables (and plots) from the steps done so far.
 #   base, large: see scripts/paper/reproduce.py and each table's script for the settings.
 set -euo pipefail
