@@ -7,6 +7,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -297,3 +298,11 @@ def test_report_runs_nothing_and_writes_the_tables_with_their_pending_steps(tmp_
     table = (out / "tables" / "table6.tsv").read_text().splitlines()
     assert table[1].split("\t")[:3] == ["3/768/12", "LM (ppl)", "-"]
     assert f"Pending: {steps} of this table's steps have not run yet" in result.stdout
+
+
+def test_the_reproduction_page_shows_plots_that_are_in_the_repository():
+    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
+    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", page)
+    assert len(images) >= 3
+    for image in images:
+        assert (Path(REPO) / "docs" / image).is_file(), image

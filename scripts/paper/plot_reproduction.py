@@ -87,7 +87,9 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
     for axis in (left, right):
         # Ticks at the models' sizes, not at log-scale decades the models fall between.
         axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
-        axis.set_xticks(sorted(sizes.values()), [f"{size:.2f}" for size in sorted(sizes.values())])
+        # (Shapes that differ only in heads have the same size: one tick.)
+        ticks = sorted(set(sizes.values()))
+        axis.set_xticks(ticks, [f"{size:.2f}" for size in ticks])
     return save(figure, figures_dir, "table6_model_size.png")
 
 
