@@ -42,8 +42,9 @@ def main() -> None:
     parser.add_argument("--size", choices=["small", "base", "large"], required=True)
     parser.add_argument("--output_dir", required=True)
     parser.add_argument("--quick", action="store_true", help="small in minutes (smoke test)")
-    parser.add_argument("--dry_run", action="store_true", help="print the commands only")
-    parser.add_argument(
+    mode = parser.add_mutually_exclusive_group()
+    mode.add_argument("--dry_run", action="store_true", help="print the commands only")
+    mode.add_argument(
         "--report", action="store_true", help="run nothing; write the tables from what is done"
     )
     args = parser.parse_args()
@@ -58,8 +59,6 @@ def main() -> None:
         sys.exit("reproduce.py: error: --quick shrinks --size=small only")
     scale = small_scale(args.quick) if args.size == "small" else paper_scale(args.size)
     output_dir = os.path.abspath(args.output_dir)
-    if args.report and args.dry_run:
-        sys.exit("reproduce.py: error: --report and --dry_run: give one of them")
     pending = None
     if not args.dry_run and not args.report:
         # A first pass that runs nothing: the steps still to run, for the progress lines.

@@ -38,6 +38,7 @@ class Runner:
         self.printed: list[str] = []
         # The steps a counting pass found pending: the total of the progress lines.
         self.pending = pending or []
+        self.total_weight = sum(_weight(step) for step in self.pending)
         self.weight_done = 0
 
     def run(self, name: str, command: list[str], done: str, env: dict | None = None) -> None:
@@ -73,10 +74,9 @@ class Runner:
         elapsed = time.monotonic() - self.started
         text = f"[{elapsed / 60:.0f} min"
         if name in self.pending:
-            total = sum(_weight(step) for step in self.pending)
             text += f", step {self.pending.index(name) + 1}/{len(self.pending)}"
             if self.weight_done:
-                eta = elapsed / self.weight_done * max(total - self.weight_done, 0)
+                eta = elapsed / self.weight_done * max(self.total_weight - self.weight_done, 0)
                 text += f", ETA ~{eta / 60:.0f} min" if eta < 3600 else f", ETA ~{eta / 3600:.1f} h"
         return text + "]"
 
