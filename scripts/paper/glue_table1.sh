@@ -15,6 +15,7 @@
 #                sequences of 64 tokens, 2 restarts. The numbers only show the search runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/paper/random_bert.sh
 size=${1:?usage: glue_table1.sh base|large|small [OUT]}
 out=${2:-output/glue_$size}
 mkdir -p "$out"
@@ -23,13 +24,7 @@ read -r -a extra <<< "${EXTRA_FLAGS:-}"
 if [[ $size == small ]]; then
   glue_dir=${GLUE_DIR:-../shared/data/glue}
   bert_dir=${BERT_DIR:-$out/bert}
-  if [[ ! -f $bert_dir/bert_model.ckpt.index ]]; then
-    python scripts/make_bert_config.py --size=tiny --vocab_file=sample_data/vocab.txt \
-      --output_file="$bert_dir/bert_config.json"
-    cp sample_data/vocab.txt "$bert_dir/vocab.txt"
-    python scripts/make_random_bert.py --bert_config_file="$bert_dir/bert_config.json" \
-      --output_dir="$bert_dir"
-  fi
+  random_bert tiny "$bert_dir"
   python scripts/paper/glue_search.py --tasks=MRPC,RTE,STS-B,SST-2 --glue_dir="$glue_dir" \
     --bert_dir="$bert_dir" --output_dir="$out" --restarts=2 --max_seq_length=64 \
     --max_train_examples=200 --max_eval_examples=100 -- --log_steps=10 "${extra[@]}"

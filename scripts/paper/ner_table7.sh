@@ -17,6 +17,7 @@
 #                only show the pipeline runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/paper/random_bert.sh
 size=${1:?usage: ner_table7.sh base|large|small [OUT]}
 out=${2:-output/ner_$size}
 mkdir -p "$out"
@@ -28,13 +29,7 @@ if [[ $size == small ]]; then
   conll_dir=${CONLL_DIR:-../shared/data/conll2003}
   bert_dir=${BERT_DIR:-$out/bert}
   lower=${DO_LOWER_CASE:-true}  # the sample vocab is uncased
-  if [[ ! -f $bert_dir/bert_model.ckpt.index ]]; then
-    python scripts/make_bert_config.py --size=mini --vocab_file=sample_data/vocab.txt \
-      --output_file="$bert_dir/bert_config.json"
-    cp sample_data/vocab.txt "$bert_dir/vocab.txt"
-    python scripts/make_random_bert.py --bert_config_file="$bert_dir/bert_config.json" \
-      --output_dir="$bert_dir"
-  fi
+  random_bert mini "$bert_dir"
   data_dir=$out/data
   python scripts/conll_sample.py --input_file="$conll_dir/train.txt" \
     --output_file="$data_dir/train.txt" --count=300

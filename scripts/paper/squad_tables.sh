@@ -14,6 +14,7 @@
 #                numbers only show the pipeline runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/paper/random_bert.sh
 table=${1:?usage: squad_tables.sh 2|3 base|large|small [OUT]}
 size=${2:?usage: squad_tables.sh 2|3 base|large|small [OUT]}
 out=${3:-output/squad${table}_$size}
@@ -31,13 +32,7 @@ if [[ $size == small ]]; then
   dev=$squad_dir/dev-$version.json
   [[ $version == v2.0 && ! -f $dev ]] && dev=$squad_dir/dev-v2.0-half.json
   bert_dir=${BERT_DIR:-$out/bert}
-  if [[ ! -f $bert_dir/bert_model.ckpt.index ]]; then
-    python scripts/make_bert_config.py --size=tiny --vocab_file=sample_data/vocab.txt \
-      --output_file="$bert_dir/bert_config.json"
-    cp sample_data/vocab.txt "$bert_dir/vocab.txt"
-    python scripts/make_random_bert.py --bert_config_file="$bert_dir/bert_config.json" \
-      --output_dir="$bert_dir"
-  fi
+  random_bert tiny "$bert_dir"
   python scripts/squad_sample.py --input_file="$dev" --output_file="$out/train.json" \
     --count=300 --first_answer_only
   python scripts/squad_sample.py --input_file="$dev" --output_file="$out/dev.json" \

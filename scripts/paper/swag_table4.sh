@@ -16,6 +16,7 @@
 #                numbers only show the pipeline runs (Dev ~0.9 where the paper has 81.6).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/paper/random_bert.sh
 size=${1:?usage: swag_table4.sh base|large|small [OUT]}
 out=${2:-output/swag_$size}
 mkdir -p "$out"
@@ -29,13 +30,7 @@ case $size in
     ;;
   small)
     bert_dir=${BERT_DIR:-$out/bert}
-    if [[ ! -f $bert_dir/bert_model.ckpt.index ]]; then
-      python scripts/make_bert_config.py --size=tiny --vocab_file=sample_data/vocab.txt \
-        --output_file="$bert_dir/bert_config.json"
-      cp sample_data/vocab.txt "$bert_dir/vocab.txt"
-      python scripts/make_random_bert.py --bert_config_file="$bert_dir/bert_config.json" \
-        --output_dir="$bert_dir"
-    fi
+    random_bert tiny "$bert_dir"
     swag_dir=$out/data
     python scripts/swag_sample.py --output_dir="$swag_dir" --train_examples=3000 \
       --dev_examples=200 --test_examples=100
