@@ -133,6 +133,10 @@ def test_table8_base_writes_data_with_each_masking_rate(tmp_path: Path):
         assert f"--masking_rates={rates} " in commands
     assert "--feature_based=concat_last_four_hidden" in commands
     assert "--lstm_units=768" in commands
+    # every row's model is also measured on the same all-[MASK] held-out records
+    mask_only = [line for line in commands.splitlines() if "/eval_mask_only " in line]
+    assert len(mask_only) == 6
+    assert all("1.0_0.0_0.0/heldout/phase2_seq512/" in line for line in mask_only)
 
 
 def test_figure5_large_fine_tunes_the_kept_phase_1_checkpoints(tmp_path: Path):
@@ -201,7 +205,7 @@ def test_table6_small_reports_held_out_perplexity_per_shape(quick_dir: Path):
 def test_table8_small_pretrains_each_masking(quick_dir: Path):
     run_small("table8_masking.sh", quick_dir)
     rows = table_rows(quick_dir, "table8")
-    assert [r["row"] for r in rows[::3]] == [
+    assert [r["row"] for r in rows[::4]] == [
         "80/10/10",
         "100/0/0",
         "80/0/20",
@@ -210,6 +214,8 @@ def test_table8_small_pretrains_each_masking(quick_dir: Path):
         "0/0/100",
     ]
     assert len(list((quick_dir / "data" / "records").iterdir())) == 6
+    mask_only = [float(r["ours"]) for r in rows if r["column"] == "[MASK] ppl"]
+    assert len(mask_only) == 6 and all(1 < p < 100_000 for p in mask_only)
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import re
 
 from reproduction.datasets import Data
 from reproduction.runner import REPO, Runner, read_results
-from reproduction.scales import DEFAULT_MASKING, PHASE1_STEPS, Scale
+from reproduction.scales import DEFAULT_MASKING, MASK_ONLY, PHASE1_STEPS, Scale
 
 
 @dataclasses.dataclass(frozen=True)
@@ -164,3 +164,35 @@ def heldout_perplexity(run: Pretraining, scale, data, runner) -> float | None:
         return None
     results = read_results(path)
     return results.get("masked_lm_perplexity", results.get("lm_perplexity"))
+
+
+def mask_only_perplexity(run: Pretraining, scale, data, runner) -> float | None:
+    """Held-out masked-LM perplexity of a masked LM on the 100/0/0 records, where every
+    predicted token is [MASK]: one yardstick for models pre-trained with different masking
+    (Table 8), and without the unchanged tokens a model can learn to copy. Our addition: the
+    paper reports none."""
+    model = pretrained_model(run, scale, data, runner)
+    _, heldout = data.records(MASK_ONLY)
+    out = os.path.join(runner.output_dir, "pretraining", run.name, "eval_mask_only")
+    flags = {
+        "bert_config_file": model.bert_config,
+        "init_checkpoint": model.init_checkpoint,
+        "objective": "mlm",  # the masked LM's loss only
+        "output_dir": out,
+        "do_eval": True,
+        "eval_batch_size": 32,
+        "max_eval_steps": 1000,
+    }
+    if scale.laptop:
+        flags["input_file"] = heldout
+    else:  # the final phase's records (scripts/create_pretraining_data_two_phases.sh)
+        flags.update(
+            input_file=os.path.join(heldout, "phase2_seq512", "part.tfrecord-*"),
+            max_seq_length=512,
+            max_predictions_per_seq=80,
+        )
+    done = os.path.join(out, "eval_results.txt")
+    runner.python(f"pretraining/{run.name}/eval_mask_only", "run_pretraining.py", flags, done)
+    if not os.path.isfile(done):
+        return None
+    return read_results(done).get("masked_lm_perplexity")

@@ -17,6 +17,9 @@ TABLE8_MASKINGS = (
     "0.0,0.2,0.8",
     "0.0,0.0,1.0",
 )
+# Every chosen token replaced by [MASK]: the held-out records Table 8's models are all measured
+# on (each row's own records differ), and the predictions that need context to guess.
+MASK_ONLY = "1.0,0.0,0.0"
 # The feature Table 8's feature-based column uses (Appendix C.2: "we concatenate the last 4
 # layers of BERT as the features, which was shown to be the best approach in Section 5.3").
 TABLE8_FEATURE = "concat_last_four_hidden"
