@@ -133,9 +133,10 @@ def test_table8_base_writes_data_with_each_masking_rate(tmp_path: Path):
         assert f"--masking_rates={rates} " in commands
     assert "--feature_based=concat_last_four_hidden" in commands
     assert "--lstm_units=768" in commands
-    # every row's model is also measured on the same all-[MASK] held-out records
+    # every row's model (and the no-pre-training floor's) is also measured on the same
+    # all-[MASK] held-out records
     mask_only = [line for line in commands.splitlines() if "/eval_mask_only " in line]
-    assert len(mask_only) == 6
+    assert len(mask_only) == 7 and sum("_random/" in line for line in mask_only) == 1
     assert all("1.0_0.0_0.0/heldout/phase2_seq512/" in line for line in mask_only)
 
 
@@ -212,10 +213,11 @@ def test_table8_small_pretrains_each_masking(quick_dir: Path):
         "80/20/0",
         "0/20/80",
         "0/0/100",
+        "no pre-training",
     ]
     assert len(list((quick_dir / "data" / "records").iterdir())) == 6
     mask_only = [float(r["ours"]) for r in rows if r["column"] == "[MASK] ppl"]
-    assert len(mask_only) == 6 and all(1 < p < 100_000 for p in mask_only)
+    assert len(mask_only) == 7 and all(1 < p < 100_000 for p in mask_only)
 
 
 @pytest.mark.slow

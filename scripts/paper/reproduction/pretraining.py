@@ -166,14 +166,13 @@ def heldout_perplexity(run: Pretraining, scale, data, runner) -> float | None:
     return results.get("masked_lm_perplexity", results.get("lm_perplexity"))
 
 
-def mask_only_perplexity(run: Pretraining, scale, data, runner) -> float | None:
-    """Held-out masked-LM perplexity of a masked LM on the 100/0/0 records, where every
-    predicted token is [MASK]: one yardstick for models pre-trained with different masking
-    (Table 8), and without the unchanged tokens a model can learn to copy. Our addition: the
-    paper reports none."""
-    model = pretrained_model(run, scale, data, runner)
+def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
+    """Held-out masked-LM perplexity of `model` on the 100/0/0 records, where every predicted
+    token is [MASK]: one yardstick for models pre-trained with different masking (Table 8),
+    and without the unchanged tokens a model can learn to copy. Our addition: the paper
+    reports none."""
     _, heldout = data.records(MASK_ONLY)
-    out = os.path.join(runner.output_dir, "pretraining", run.name, "eval_mask_only")
+    out = os.path.join(runner.output_dir, "pretraining", model.name, "eval_mask_only")
     flags = {
         "bert_config_file": model.bert_config,
         "init_checkpoint": model.init_checkpoint,
@@ -192,7 +191,7 @@ def mask_only_perplexity(run: Pretraining, scale, data, runner) -> float | None:
             max_predictions_per_seq=80,
         )
     done = os.path.join(out, "eval_results.txt")
-    runner.python(f"pretraining/{run.name}/eval_mask_only", "run_pretraining.py", flags, done)
+    runner.python(f"pretraining/{model.name}/eval_mask_only", "run_pretraining.py", flags, done)
     if not os.path.isfile(done):
         return None
     return read_results(done).get("masked_lm_perplexity")
