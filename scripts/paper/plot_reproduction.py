@@ -5,8 +5,8 @@
   parameters (paper Table 6);
 - figure5_steps.png: Dev accuracy of the MLM and LTR models against pre-training steps (paper
   Figure 5);
-- pretraining_curves.png: the training loss of every pre-training run (TensorBoard summaries in
-  OUT/pretraining/*/train), by objective, masking and size.
+- pretraining_curves.png: the training loss of every finished pre-training run (TensorBoard
+  summaries in OUT/pretraining/*/train), by objective, masking and size.
 
     python scripts/paper/plot_reproduction.py --output_dir=output/paper_small \
       --figures_dir=docs/figures
@@ -134,6 +134,8 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
         return None
     # reproduce.py names a run SHAPE_OBJECTIVE_MASKING (a random model, SHAPE_random, has no
     # curve); the base shape is the LTR run's.
+    # Finished runs only: a run still under way would read as one that stopped there.
+    runs = [run for run in runs if os.path.isdir(os.path.join(run, "pretrained"))]
     named = {os.path.basename(run): run for run in runs}
     matches = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n) for n in named}
     parts = {n: match.groups() for n, match in matches.items() if match}

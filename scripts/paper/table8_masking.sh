@@ -3,7 +3,9 @@
 # SAME / RND rates for the masked-LM predictions (80/10/10, 100/0/0, 80/0/20, 80/20/0,
 # 0/20/80, 0/0/100: create_pretraining_data.py --masking_rates), then Dev MNLI accuracy, NER
 # fine-tuning F1 and NER feature-based F1 (the concatenation of the last four layers into a
-# two-layer BiLSTM, as Appendix C.2 says).
+# two-layer BiLSTM, as Appendix C.2 says). Ours only: a no-pre-training row (the same shape
+# from random weights, the floor) and a "[MASK] ppl" column (each model's held-out masked-LM
+# perplexity on the 100/0/0 records: one yardstick for all rows, whose own records differ).
 #
 # Usage: scripts/paper/table8_masking.sh base|large|small [OUT] [--quick | --dry_run | --report]
 #   base, large: the paper's pre-training recipe (scripts/paper/pretrain_bert.sh) once per
