@@ -199,9 +199,8 @@ def table7(ctx) -> Table:
 def table8(ctx) -> Table:
     table = Table("table8", "Table 8: masking procedure (MASK/SAME/RND; Dev)")
     for masking in TABLE8_MASKINGS:
-        run = Pretraining(ctx.scale.base_shape, masking=masking)
         row = "/".join(str(round(100 * float(r))) for r in masking.split(","))
-        table8_row(ctx, table, row, ctx.model(run))
+        table8_row(ctx, table, row, ctx.model(Pretraining(ctx.scale.base_shape, masking=masking)))
     # Our floor, as Table 5's: the same shape fine-tuned from random weights.
     table8_row(
         ctx, table, "no pre-training", random_model(ctx.scale.base_shape, ctx.data, ctx.runner)
