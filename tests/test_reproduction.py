@@ -17,6 +17,7 @@ from conftest import REPO, SCRIPT_ENV
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
+from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
 from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
 
@@ -306,6 +307,30 @@ def test_report_runs_nothing_and_writes_the_tables_with_their_pending_steps(tmp_
     table = (out / "tables" / "table6.tsv").read_text().splitlines()
     assert table[1].split("\t")[:3] == ["3/768/12", "LM (ppl)", "-"]
     assert f"Pending: {steps} of this table's steps have not run yet" in result.stdout
+
+
+def test_pretraining_results_gather_every_finished_run_and_skip_unfinished_ones(tmp_path: Path):
+    runs = tmp_path / "pretraining"
+    files = {
+        "mlm/eval_results.txt": "global_step = 40\nmasked_lm_perplexity = 380.5\n",
+        "mlm/eval_mask_only/eval_results.txt": "masked_lm_perplexity = 650.25\n",
+        "paper/phase2/eval_results.txt": "global_step = 100000\nmasked_lm_perplexity = 3.99\n",
+        "random/eval_mask_only/eval_results.txt": "masked_lm_perplexity = 8143.7\n",
+        "interrupted/train/events.out": "",
+    }
+    for name, text in files.items():
+        (runs / name).parent.mkdir(parents=True, exist_ok=True)
+        (runs / name).write_text(text)
+    path = tmp_path / "tables" / "pretraining.tsv"
+    assert write_results(str(tmp_path), str(path)) == 3
+    with open(path, encoding="utf-8") as f:
+        rows = {r["run"]: r for r in csv.DictReader(f, delimiter="\t")}
+    assert sorted(rows) == ["mlm", "paper", "random"]
+    assert rows["mlm"]["masked_lm_perplexity"] == "380.5"
+    assert rows["mlm"]["mask_only_masked_lm_perplexity"] == "650.25"
+    assert rows["paper"]["global_step"] == "100000"
+    assert rows["random"]["masked_lm_perplexity"] == "-"
+    assert rows["random"]["mask_only_masked_lm_perplexity"] == "8143.7"
 
 
 def test_the_reproduction_page_shows_plots_that_are_in_the_repository():

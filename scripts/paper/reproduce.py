@@ -22,7 +22,8 @@ Sizes:
 only show that every step runs. Every step is skipped when its output exists, so rerunning the
 command resumes; `--dry_run` prints the commands instead of running them; `--report` runs
 nothing and writes the tables from the steps done so far (a pending cell is "-", and each table
-says how many of its steps are pending).
+says how many of its steps are pending). OUT/tables/pretraining.tsv gathers every finished
+pre-training run's held-out results.
 """
 
 from __future__ import annotations
@@ -31,6 +32,7 @@ import argparse
 import os
 import sys
 
+from reproduction.pretraining import write_results
 from reproduction.runner import Runner
 from reproduction.scales import paper_scale, small_scale
 from reproduction.tables import BUILDERS, Context
@@ -81,6 +83,10 @@ def main() -> None:
         if not args.dry_run:
             table.write(os.path.join(runner.output_dir, "tables"))
             print(table.markdown())
+    if not args.dry_run:
+        tables = os.path.join(runner.output_dir, "tables")
+        runs = write_results(runner.output_dir, os.path.join(tables, "pretraining.tsv"))
+        print(f"pre-training results of {runs} model(s): {os.path.join(tables, 'pretraining.tsv')}")
 
 
 if __name__ == "__main__":

@@ -195,3 +195,47 @@ def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
     if not os.path.isfile(done):
         return None
     return read_results(done).get("masked_lm_perplexity")
+
+
+RESULT_COLUMNS = [
+    "global_step",
+    "masked_lm_loss",
+    "masked_lm_perplexity",
+    "masked_lm_accuracy",
+    "next_sentence_accuracy",
+    "lm_loss",
+    "lm_perplexity",
+    "lm_accuracy",
+]
+MASK_ONLY_COLUMNS = ["masked_lm_loss", "masked_lm_perplexity", "masked_lm_accuracy"]
+
+
+def write_results(output_dir: str, path: str) -> int:
+    """Writes `path` (TSV): each model under OUT/pretraining with results, its held-out
+    eval_results.txt (the final phase's at the paper's sizes) and its results on the all-[MASK]
+    records (`mask_only_*`, see mask_only_perplexity; the random-weights models have only
+    these); "-" where a model has none. Returns the number of rows."""
+    header = ["run"] + RESULT_COLUMNS + [f"mask_only_{c}" for c in MASK_ONLY_COLUMNS]
+    rows = []
+    root = os.path.join(output_dir, "pretraining")
+    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+        run = os.path.join(root, name)
+        final = [
+            os.path.join(run, "eval_results.txt"),
+            os.path.join(run, "phase2", "eval_results.txt"),
+        ]
+        done = [p for p in final if os.path.isfile(p)]
+        mask_only_path = os.path.join(run, "eval_mask_only", "eval_results.txt")
+        if not done and not os.path.isfile(mask_only_path):
+            continue
+        results = read_results(done[0]) if done else {}
+        mask_only = read_results(mask_only_path) if os.path.isfile(mask_only_path) else {}
+        cells = [results.get(c) for c in RESULT_COLUMNS] + [
+            mask_only.get(c) for c in MASK_ONLY_COLUMNS
+        ]
+        rows.append([name] + ["-" if v is None else f"{v:g}" for v in cells])
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path + ".tmp", "w", encoding="utf-8") as f:
+        f.write("".join("\t".join(row) + "\n" for row in [header] + rows))
+    os.replace(path + ".tmp", path)
+    return len(rows)
