@@ -64,11 +64,14 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
         layers, hidden, _ = (int(x) for x in shape.split("/"))
         sizes[shape] = parameters(layers, hidden, vocab) / 1e6
     figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
-    for shape in shapes:
+    for i, shape in enumerate(shapes):
         ppl = [value(r["ours"]) for r in rows if r["row"] == shape and r["column"] == "LM (ppl)"]
         if ppl and ppl[0] is not None:
             left.scatter(sizes[shape], ppl[0], color="C0")
-            left.annotate(shape, (sizes[shape], ppl[0]), textcoords="offset points", xytext=(4, 4))
+            # Labels above and below in turn: neighbouring shapes can be close in both axes.
+            offset = (4, 4) if i % 2 == 0 else (4, -12)
+            left.annotate(shape, (sizes[shape], ppl[0]), textcoords="offset points", xytext=offset)
+    left.margins(y=0.15)
     left.set(xscale="log", xlabel="parameters (millions)", ylabel="held-out masked-LM perplexity")
     left.set_title("Model size: held-out perplexity")
     columns = [c for c in dict.fromkeys(r["column"] for r in rows) if c != "LM (ppl)"]
