@@ -22,8 +22,8 @@ Sizes:
 only show that every step runs. Every step is skipped when its output exists, so rerunning the
 command resumes; `--dry_run` prints the commands instead of running them; `--report` runs
 nothing and writes the tables from the steps done so far (a pending cell is "-", and each table
-says how many of its steps are pending). OUT/tables/pretraining.tsv gathers every finished
-pre-training run's held-out results.
+says how many of its steps are pending). OUT/tables/pretraining.tsv gathers each finished
+pre-training's held-out results and every model's on the all-[MASK] records.
 """
 
 from __future__ import annotations
@@ -70,6 +70,7 @@ def main() -> None:
         pending = counter.printed
     runner = Runner(output_dir, args.dry_run or args.report, quiet=args.report, pending=pending)
     context = Context(scale, runner)
+    tables = os.path.join(runner.output_dir, "tables")
     for name in names:
         before = len(runner.printed)
         table = BUILDERS[name](context)
@@ -81,10 +82,9 @@ def main() -> None:
                 "(-); rerun the command without --report to resume."
             )
         if not args.dry_run:
-            table.write(os.path.join(runner.output_dir, "tables"))
+            table.write(tables)
             print(table.markdown())
     if not args.dry_run:
-        tables = os.path.join(runner.output_dir, "tables")
         runs = write_results(runner.output_dir, os.path.join(tables, "pretraining.tsv"))
         print(f"pre-training results of {runs} model(s): {os.path.join(tables, 'pretraining.tsv')}")
 
