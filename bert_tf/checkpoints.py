@@ -21,7 +21,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.config import CAUSAL_ATTENTION, BertConfig
+from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.classifier import BertClassifier
@@ -330,6 +330,5 @@ def adopt_checkpoint_attention(config: BertConfig, checkpoint: str | os.PathLike
     causal_config = left_to_right_config(checkpoint)
     if causal_config:
         logger.info("%s: pre-trained left to right, so causal attention", causal_config)
-        config = BertConfig.from_dict(config.to_dict())
-        config.extra[CAUSAL_ATTENTION] = True
+        config = config.replace(causal_attention=True)
     return config

@@ -34,10 +34,6 @@ DEFAULTS: dict[str, Any] = {
 }
 KNOWN_KEYS = ("vocab_size",) + tuple(DEFAULTS)
 
-# Not an original key: true in the bert_config.json of a model pre-trained left to right
-# (run_pretraining.py --objective=ltr), which keeps its causal attention when fine-tuned.
-CAUSAL_ATTENTION = "causal_attention"
-
 # "gelu" is the exact erf form the released checkpoints were trained with; "gelu_tanh" (alias
 # "gelu_new", the name other libraries use) is the approximation the original switched to later.
 HIDDEN_ACTS = ("gelu", "gelu_tanh", "gelu_new", "relu", "tanh")
@@ -67,6 +63,9 @@ class BertConfig:
         hidden_size, num_hidden_layers, num_attention_heads, intermediate_size, hidden_act,
         hidden_dropout_prob, attention_probs_dropout_prob, max_position_embeddings,
         type_vocab_size, initializer_range: as the original; defaults are BERT-Base's.
+        causal_attention: not an original key: each position attends only to itself and the
+            positions before it (a model pre-trained left to right, paper Table 5's "LTR & No
+            NSP", keeps it when fine-tuned). Written to bert_config.json only when true.
         **extra: unknown keys, kept so that writing the config back loses nothing.
 
     Raises:
@@ -82,12 +81,12 @@ class BertConfig:
         self.vocab_size = values.pop("vocab_size")
         for key, default in DEFAULTS.items():
             setattr(self, key, values.pop(key, default))
+        self.causal_attention = bool(values.pop("causal_attention", False))
         self.extra: dict[str, Any] = values
 
-    @property
-    def causal_attention(self) -> bool:
-        """Whether each position attends only to itself and the positions before it."""
-        return bool(self.extra.get(CAUSAL_ATTENTION, False))
+    def replace(self, **changes: Any) -> BertConfig:
+        """A copy with `changes` (e.g. `causal_attention=True`)."""
+        return BertConfig.from_dict({**self.to_dict(), **changes})
 
     @property
     def size_per_head(self) -> int:
@@ -115,6 +114,14 @@ class BertConfig:
             raise InputError(
                 f"{source}: hidden_size={self.hidden_size} is not a multiple of "
                 f"num_attention_heads={self.num_attention_heads}"
+            )
+
+    def check_sequence_length(self, max_seq_length: int, source: str) -> None:
+        """Raises unless every position of `max_seq_length` tokens has an embedding."""
+        if max_seq_length > self.max_position_embeddings:
+            raise InputError(
+                f"--max_seq_length={max_seq_length} is longer than max_position_embeddings="
+                f"{self.max_position_embeddings} in {source}"
             )
 
     def check_vocab(self, vocab_size: int, vocab_file: str) -> None:
@@ -153,6 +160,8 @@ class BertConfig:
 
     def to_dict(self) -> dict[str, Any]:
         values = {key: getattr(self, key) for key in KNOWN_KEYS}
+        if self.causal_attention:
+            values["causal_attention"] = True
         values.update(copy.deepcopy(self.extra))
         return values
 

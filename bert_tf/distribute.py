@@ -10,7 +10,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import logging
 
 import tensorflow as tf
@@ -70,6 +69,24 @@ def is_chief(strategy: tf.distribute.Strategy) -> bool:
     return task_type == "chief" or (not has_chief and task_type == "worker" and task_id == 0)
 
 
+def num_workers(strategy: tf.distribute.Strategy) -> int:
+    """How many processes take part (TF_CONFIG's chief and workers; 1 outside multi-worker)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if not isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy) or resolver is None:
+        return 1
+    spec = resolver.cluster_spec()
+    return sum(spec.num_tasks(job) for job in ("chief", "worker") if job in spec.jobs) or 1
+
+
+def barrier(strategy: tf.distribute.Strategy) -> None:
+    """Waits until every worker gets here (a collective sum; nothing to wait for with one
+    process): after the chief writes a file the others read."""
+    if num_workers(strategy) > 1:
+        strategy.reduce(
+            tf.distribute.ReduceOp.SUM, strategy.run(lambda: tf.constant(1.0)), axis=None
+        )
+
+
 def check_batch(flag: str, batch_size: int, replicas: int, accumulation: int = 1) -> None:
     """Raises `InputError` unless the global batch `--flag` splits evenly into the replicas'
     (and the accumulation steps') micro-batches."""
@@ -91,59 +108,3 @@ def warn_if_slow(strategy: tf.distribute.Strategy, dtype: str, use_xla: bool) ->
             "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
             "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
         )
-
-
-@dataclasses.dataclass(kw_only=True)
-class RuntimeOptions:
-    """The flags every training script shares: the original's TPU flags (same defaults) and
-    ours for distribution, precision, XLA, accumulation, seed, logging and checkpoints."""
-
-    use_tpu: bool = False
-    tpu_name: str | None = None
-    tpu_zone: str | None = None
-    gcp_project: str | None = None
-    master: str | None = None
-    num_tpu_cores: int = 8
-    distribution_strategy: str = "one_device"
-    num_gpus: int = 1
-    dtype: str = "float32"
-    use_xla: bool = False
-    gradient_accumulation_steps: int = 1
-    seed: int | None = None
-    log_steps: int = 100
-    keep_checkpoint_max: int = 5
-
-    def check_runtime(self) -> None:
-        """Raises `InputError` naming the first of these flags whose value cannot work."""
-        from bert_tf.training import DTYPES
-
-        for name, allowed in {"distribution_strategy": STRATEGIES, "dtype": DTYPES}.items():
-            if getattr(self, name) not in allowed:
-                raise InputError(
-                    f"--{name}={getattr(self, name)}; expected one of {', '.join(allowed)}"
-                )
-        check_positive(
-            self, "num_gpus", "gradient_accumulation_steps", "log_steps", "keep_checkpoint_max"
-        )
-
-    @property
-    def strategy_name(self) -> str:
-        # As the original: --use_tpu (or a --tpu_name) means a TPU.
-        return "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy
-
-    def make_strategy(self) -> tf.distribute.Strategy:
-        """The strategy the flags ask for (call before any other TensorFlow work)."""
-        return get_strategy(
-            self.strategy_name,
-            num_gpus=self.num_gpus,
-            tpu_name=self.tpu_name or self.master,
-            tpu_zone=self.tpu_zone,
-            gcp_project=self.gcp_project,
-        )
-
-
-def check_positive(options, *names: str) -> None:
-    """Raises `InputError` naming the first flag of `names` that is below 1."""
-    for name in names:
-        if getattr(options, name) < 1:
-            raise InputError(f"--{name}={getattr(options, name)}; expected a positive integer")

@@ -1,11 +1,15 @@
-"""The one exception type for bad user input.
+"""The exceptions a script turns into one line on stderr and a non-zero exit.
 
 Library functions raise `InputError` when a file, flag or argument is wrong in a way the user can
-fix; its message names the file or flag, the value received and what was expected. The top-level
-scripts print it as one line on stderr and exit non-zero. Anything else is a bug and keeps its
-traceback.
+fix; its message names the file or flag, the value received and what was expected.
+`TrainingDiverged` is not the input's fault: the loss became NaN or infinite. Anything else is a
+bug and keeps its traceback.
 """
 
 
 class InputError(ValueError):
     """Bad input from the user: a file, flag or argument that cannot be used as given."""
+
+
+class TrainingDiverged(ArithmeticError):
+    """The loss became NaN or infinite; the last good checkpoint is kept."""

@@ -1,143 +1,298 @@
-"""What every fine-tuning script does around its task's own work: the model files checked,
-the strategy, the model and its `Trainer` (resuming from output_dir or starting from
---init_checkpoint), and the training run."""
+"""One driver for every fine-tuning task (`bert_tf.task.Task`): `run_task(task)` does what
+run_classifier.py, run_squad.py, run_ner.py and run_swag.py share, once.
+
+1. The options checked; bert_config.json and the vocab read and checked against each other.
+2. Every split read and turned into features before any TensorFlow work (a bad file fails
+   fast); the schedule as the original's: `int(examples / batch * epochs)` steps, a
+   `warmup_proportion` of them warming up.
+3. The strategy, and the task's model in a `Trainer`: resumed from output_dir, else started
+   from --init_checkpoint.
+4. --do_train: the training records written by the chief (every worker waits for them), then
+   trained with the original's optimizer.
+5. --do_eval / --do_predict: each split's records (padded to whole batches), the model's
+   outputs in record order, and the task's metrics and files; the metrics in
+   `eval_results.txt` (or the task's results file) and TensorBoard, on the chief.
+6. --export_dir: the task's SavedModel, on the chief.
+
+The options every task shares are `FineTuningOptions` (the original's flags and defaults) and
+the groups below; a task's options class adds its own.
+"""
 
 from __future__ import annotations
 
-import dataclasses
+import collections
+import contextlib
+import json
 import logging
 import os
+import random
 
-import keras
+import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import adopt_checkpoint_attention, load_checkpoint
+from bert_tf.checkpoints import adopt_checkpoint_attention
 from bert_tf.config import BertConfig
-from bert_tf.distribute import RuntimeOptions, check_batch, is_chief, warn_if_slow
+from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
-from bert_tf.optimization import create_optimizer
+from bert_tf.fileio import atomic_write_text
+from bert_tf.input_pipeline import record_dataset
+from bert_tf.options import (
+    Options,
+    check_options,
+    greater_than_zero,
+    option,
+    options,
+    positive,
+    proportion,
+)
+from bert_tf.runtime import TrainingOptions, build_trainer, summary_writer
+from bert_tf.task import Predictions, Task
+from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
-from bert_tf.training import Trainer
+from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
 
-def check_schedule(options) -> None:
-    """Raises `InputError` unless --num_train_epochs, --warmup_proportion and
-    --learning_rate can make a schedule."""
-    if options.num_train_epochs <= 0:
-        raise InputError(f"--num_train_epochs={options.num_train_epochs}; expected > 0")
-    if not 0 <= options.warmup_proportion <= 1:
-        raise InputError(f"--warmup_proportion={options.warmup_proportion}; expected 0 to 1")
-    if options.learning_rate <= 0:
-        raise InputError(f"--learning_rate={options.learning_rate}; expected > 0")
+@options
+class FineTuningOptions(TrainingOptions):
+    """The original's fine-tuning flags, with its defaults (the TPU and runtime ones are
+    `TrainingOptions`')."""
+
+    vocab_file: str = option(
+        None, "The vocabulary file that the BERT model was trained on.", required=True
+    )
+    do_lower_case: bool = option(
+        True,
+        "Whether to lower case the input text. Should be True for uncased models and False for "
+        "cased models.",
+    )
+    do_predict: bool = option(False, "Whether to run the model in inference mode on the test set.")
+    predict_batch_size: int = option(8, "Total batch size for predict.", positive)
+    num_train_epochs: float = option(
+        3.0, "Total number of training epochs to perform.", greater_than_zero
+    )
+    warmup_proportion: float = option(
+        0.1, "Proportion of training to perform linear learning rate warmup for.", proportion
+    )
+    export_dir: str | None = option(
+        None, "Also write a SavedModel for TF Serving here (raw-text and input-ids signatures)."
+    )
+
+    def check(self) -> None:
+        super().check()
+        actions = [name for name in ("do_train", "do_eval", "do_predict") if hasattr(self, name)]
+        if not any(getattr(self, name) for name in actions + ["export_dir"]):
+            listed = ", ".join(f"--{name}" for name in actions)
+            raise InputError(f"at least one of {listed} or --export_dir is needed")
+        if self.max_seq_length < 3:
+            raise InputError(f"--max_seq_length={self.max_seq_length}; expected at least 3")
+
+    @property
+    def reads_data(self) -> bool:
+        return self.do_train or getattr(self, "do_eval", False) or self.do_predict
 
 
-def train_schedule(num_examples: int, options) -> tuple[int, int]:
+@options
+class EvalOptions(Options):
+    """--do_eval: the tasks with a labelled dev set scored apart from the test set."""
+
+    do_eval: bool = option(False, "Whether to run eval on the dev set.")
+    eval_batch_size: int = option(8, "Total batch size for eval.", positive)
+
+
+@options
+class TfdsOptions(Options):
+    """Reading the task from tensorflow-datasets instead of its files."""
+
+    use_tfds: bool = option(
+        False, "Read the task from tensorflow-datasets (prepared beforehand) instead of its files."
+    )
+    tfds_data_dir: str | None = option(None, "tensorflow-datasets' data_dir (its local cache).")
+
+
+@options
+class DataDirOptions(Options):
+    """The task's files, in one folder."""
+
+    data_dir: str | None = option(None, "The input data dir.")
+
+    def check(self) -> None:
+        super().check()
+        if self.data_dir or not self.reads_data or getattr(self, "use_tfds", False):
+            return
+        alternative = (
+            " (or --use_tfds to read tensorflow-datasets)" if hasattr(self, "use_tfds") else ""
+        )
+        raise InputError(f"--data_dir is required{alternative}")
+
+
+@options
+class BilstmOptions(Options):
+    bilstm: bool = option(
+        False,
+        'Paper Table 5\'s "+ BiLSTM": a randomly initialised BiLSTM (hidden_size units per '
+        "direction) between the encoder's sequence output and the task head.",
+    )
+
+
+def run_task(task: Task) -> dict:
+    """Trains, evaluates, predicts and exports as `task.options` say; returns the metrics
+    recorded (with the global step), or {}.
+
+    Raises:
+        InputError: bad options, data files or checkpoints (one clear line each).
+        TrainingDiverged: the loss became NaN or infinite.
+    """
+    options = task.options
+    check_options(options)
+    config, tokenizer = load_model_files(options)
+    splits = task.prediction_splits()
+    examples = {
+        split: task.read(split) for split in (["train"] if options.do_train else []) + list(splits)
+    }
+    task.prepare(examples)
+    if options.do_train and task.train_shuffle_seed is not None:
+        random.Random(task.train_shuffle_seed).shuffle(examples["train"])
+    # Training features may be lazy (written to the records one at a time, by the chief);
+    # those predicted are kept to make the outputs results.
+    features = {split: task.features(examples[split], split, tokenizer) for split in examples}
+    features.update({split: list(features[split]) for split in splits})
+    train_instances = (
+        task.training_instances(examples["train"], features["train"]) if options.do_train else 0
+    )
+    steps, warmup = train_schedule(
+        train_instances, options.train_batch_size, options.num_train_epochs,
+        options.warmup_proportion, options.do_train,
+    )  # fmt: skip
+
+    strategy = options.make_strategy()  # the first TensorFlow work
+    if not (options.do_train or options.init_checkpoint or latest_checkpoint(options.output_dir)):
+        raise InputError(
+            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
+            "is given: there is no trained model to evaluate, predict with or export"
+        )
+    trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
+    if options.do_train:
+        if is_chief(strategy):
+            for name, text in task.model_files().items():
+                atomic_write_text(os.path.join(options.output_dir, name), text)
+        path, count = _records(task, trainer, "train", features["train"])
+        logger.info(
+            "training %s: %d examples (%d records), batch %d, %d steps (%d warm-up), lr %g",
+            task.name, len(examples["train"]), count, options.train_batch_size, steps, warmup,
+            options.learning_rate,
+        )  # fmt: skip
+        trainer.train(
+            record_dataset(
+                path, task.record_spec(True), options.train_batch_size, True, options.seed
+            ),
+            num_train_steps=steps,
+            global_batch_size=options.train_batch_size,
+            steps_per_loop=options.iterations_per_loop,
+            save_checkpoints_steps=options.save_checkpoints_steps,
+            log_steps=options.log_steps,
+            summary_writer=summary_writer(strategy, options.output_dir, "train"),
+        )
+    results = _evaluate(task, trainer, splits, examples, features)
+    if options.export_dir and is_chief(strategy):
+        task.export(trainer.model, options.export_dir)
+    return results
+
+
+def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, features: dict) -> dict:
+    """Each split's predictions turned into the task's metrics and files; the metrics written
+    to the task's results files (and summaries) on the chief. Returns them."""
+    output_dir = task.options.output_dir
+    chief = is_chief(trainer.strategy)
+    if chief:
+        # A failed run must not leave an earlier run's files beside (or as) its own.
+        for split in splits:
+            stale = task.output_files(split) + [task.results_files.get(split, "")]
+            for name in filter(None, stale):
+                with contextlib.suppress(FileNotFoundError):
+                    os.remove(os.path.join(output_dir, name))
+    recorded = collections.defaultdict(dict)
+    for split, batch_size in splits.items():
+        path, _ = _records(task, trainer, split, features[split], batch_size)
+        logger.info(
+            "%s: %d examples, %d records", split, len(examples[split]), len(features[split])
+        )
+        dataset = record_dataset(path, task.record_spec(False), batch_size, is_training=False)
+        outputs = trainer.predict(dataset, (*task.output_names, "example_index"))
+        order = np.argsort(outputs["example_index"], kind="stable")
+        predictions = Predictions({k: v[order] for k, v in outputs.items()}, len(features[split]))
+        if chief:
+            metrics = task.evaluate(split, examples[split], features[split], predictions)
+            if metrics and split in task.results_files:
+                recorded[task.results_files[split]].update(metrics)
+    results = {}
+    for name, metrics in recorded.items():
+        if name.endswith(".txt"):
+            metrics["global_step"] = trainer.global_step
+            write_eval_results(os.path.join(output_dir, name), metrics)
+        else:
+            atomic_write_text(os.path.join(output_dir, name), json.dumps(metrics, indent=2) + "\n")
+        logger.info("%s: %s", name, metrics)
+        writer = tf.summary.create_file_writer(os.path.join(output_dir, name.split("_")[0]))
+        write_summaries(writer, metrics, trainer.global_step)
+        results.update(metrics)
+    return results
+
+
+def _records(task: Task, trainer: Trainer, split: str, features, batch_size: int = 0):
+    """Writes the split's records on the chief (eval and predict files padded to whole
+    batches of `batch_size`); every worker waits until they are whole. Returns the file's path
+    and its count of real records (on the chief; 0 elsewhere)."""
+    path = os.path.join(task.options.output_dir, task.record_files.get(split, f"{split}.tf_record"))
+    count = 0
+    if is_chief(trainer.strategy):
+        is_training = split == "train"
+        count = write_records(
+            path,
+            (task.serialize(feature, is_training) for feature in features),
+            padding=None if is_training else task.padding(),
+            pad_to_multiple_of=batch_size or 1,
+        )
+    barrier(trainer.strategy)
+    return path, count
+
+
+def latest_checkpoint(output_dir: str) -> str | None:
+    return tf.train.latest_checkpoint(output_dir) if os.path.isdir(output_dir) else None
+
+
+def train_schedule(
+    num_examples: int,
+    train_batch_size: int,
+    num_train_epochs: float,
+    warmup_proportion: float,
+    do_train: bool = True,
+) -> tuple[int, int]:
     """(num_train_steps, num_warmup_steps) as the original: `int(examples / batch * epochs)`
     and `int(steps * warmup_proportion)`.
 
     Raises:
-        InputError: training (--do_train) that would make no step.
+        InputError: training (`do_train`) that would make no step.
     """
-    steps = int(num_examples / options.train_batch_size * options.num_train_epochs)
-    if options.do_train and steps < 1:
+    steps = int(num_examples / train_batch_size * num_train_epochs)
+    if do_train and steps < 1:
         raise InputError(
-            f"{num_examples} training examples at --train_batch_size="
-            f"{options.train_batch_size} and --num_train_epochs={options.num_train_epochs} "
-            "make no training step"
+            f"{num_examples} training examples at --train_batch_size={train_batch_size} and "
+            f"--num_train_epochs={num_train_epochs} make no training step"
         )
-    return steps, int(steps * options.warmup_proportion)
+    return steps, int(steps * warmup_proportion)
 
 
-def load_model_files(options) -> tuple[BertConfig, FullTokenizer]:
+def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
-    (casing against the checkpoint's name, max_seq_length against the positions)."""
+    (casing against the checkpoint's name, max_seq_length against the positions); a
+    checkpoint pre-trained left to right keeps its causal attention."""
     validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
     config = BertConfig.from_json_file(options.bert_config_file)
-    if options.max_seq_length > config.max_position_embeddings:
-        raise InputError(
-            f"--max_seq_length={options.max_seq_length} is longer than max_position_embeddings="
-            f"{config.max_position_embeddings} in {options.bert_config_file}"
-        )
+    config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
     if options.init_checkpoint:
         config = adopt_checkpoint_attention(config, options.init_checkpoint)
     return config, tokenizer
-
-
-def build_trainer(
-    options: RuntimeOptions,
-    objective,
-    config: BertConfig,
-    num_train_steps: int,
-    num_warmup_steps: int,
-) -> Trainer:
-    """The objective's model under the strategy the options ask for, in a `Trainer` with the
-    original's optimizer (options.learning_rate, the steps given); restored from the latest
-    checkpoint in options.output_dir (a rerun resumes), else from options.init_checkpoint.
-
-    Every `*_batch_size` of the options is a global batch, checked against the replicas (the
-    train batch also against the accumulation steps).
-
-    Raises:
-        InputError: a batch that does not split evenly, a checkpoint that does not fit, or no
-            checkpoint at all when there is no training (nothing to predict with).
-    """
-    strategy = options.make_strategy()
-    warn_if_slow(strategy, options.dtype, options.use_xla)
-    replicas = strategy.num_replicas_in_sync
-    for field in dataclasses.fields(options):
-        if field.name.endswith("_batch_size"):
-            accumulation = (
-                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
-            )
-            check_batch(field.name, getattr(options, field.name), replicas, accumulation)
-    if options.seed is not None:
-        keras.utils.set_random_seed(options.seed)
-    keras.config.set_dtype_policy(options.dtype)
-    chief = is_chief(strategy)
-    os.makedirs(options.output_dir, exist_ok=True)
-
-    with strategy.scope():
-        model = objective.build_model(config)
-        trainer = Trainer(
-            strategy,
-            model,
-            objective,
-            create_optimizer(options.learning_rate, max(num_train_steps, 1), num_warmup_steps),
-            checkpoint_dir=options.output_dir if chief else None,
-            gradient_accumulation_steps=options.gradient_accumulation_steps,
-            use_xla=options.use_xla,
-            loss_scaling=options.dtype == "mixed_float16",
-            max_checkpoints_to_keep=options.keep_checkpoint_max,
-        )
-    resumed = trainer.restore()
-    if resumed:
-        logger.info("restored %s (step %d)", resumed, trainer.global_step)
-    elif options.init_checkpoint:
-        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
-    elif not options.do_train:
-        raise InputError(
-            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
-            "is given: there is no trained model to evaluate, predict with or export"
-        )
-    return trainer
-
-
-def fine_tune(trainer: Trainer, options, dataset: tf.data.Dataset, num_train_steps: int) -> None:
-    """Trains on `dataset` to `num_train_steps` as the options say (batch, steps per loop,
-    checkpoints, logging), with TensorBoard scalars in output_dir/train (chief only)."""
-    writer = None
-    if is_chief(trainer.strategy):
-        writer = tf.summary.create_file_writer(os.path.join(options.output_dir, "train"))
-    trainer.train(
-        dataset,
-        num_train_steps=num_train_steps,
-        global_batch_size=options.train_batch_size,
-        steps_per_loop=options.iterations_per_loop,
-        save_checkpoints_steps=options.save_checkpoints_steps,
-        log_steps=options.log_steps,
-        summary_writer=writer,
-    )

@@ -10,10 +10,12 @@ the bytes against TensorFlow's own writer and parser.
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 import numpy as np
+
+from bert_tf.fileio import atomic_open
 
 
 def _crc32c_table() -> np.ndarray:
@@ -120,3 +122,26 @@ class TFRecordWriter:
             parts += [header, struct.pack("<I", header_crc), record, struct.pack("<I", data_crc)]
         self.file.write(b"".join(parts))
         self.pending = []
+
+
+def write_records(
+    path: str,
+    records: Iterable[bytes],
+    padding: bytes | None = None,
+    pad_to_multiple_of: int = 1,
+) -> int:
+    """Writes a TFRecord file of the records, then copies of `padding` up to a multiple of
+    `pad_to_multiple_of` (a batch size: every batch then has the same shape). Written under a
+    temporary name, then renamed: a file under `path` is whole. Returns the number of records
+    before the padding."""
+    count = 0
+    with atomic_open(path, "wb") as f:
+        writer = TFRecordWriter(f)
+        for record in records:
+            writer.write(record)
+            count += 1
+        if padding is not None:
+            for _ in range(-count % pad_to_multiple_of):
+                writer.write(padding)
+        writer.flush()
+    return count

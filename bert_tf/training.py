@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
-from bert_tf.errors import InputError
+from bert_tf.errors import InputError, TrainingDiverged
 from bert_tf.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -41,10 +41,6 @@ DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 # overflow (and skip that update), double after this many good steps.
 INITIAL_LOSS_SCALE = 2.0**15
 LOSS_SCALE_GROWTH_INTERVAL = 2000
-
-
-class TrainingDiverged(InputError):
-    """The loss became NaN or infinite; the last good checkpoint is kept."""
 
 
 class Trainer:
@@ -143,13 +139,18 @@ class Trainer:
     def global_step(self) -> int:
         return int(self.optimizer.iterations.numpy())
 
-    def restore(self) -> str | None:
-        """Restores the latest training checkpoint (weights, optimizer slots, step, loss
-        scale), if there is one; returns its path."""
-        if self.manager is None or self.manager.latest_checkpoint is None:
+    def restore(self, directory: str | None = None) -> str | None:
+        """Restores the latest training checkpoint in `directory` (default: checkpoint_dir):
+        weights, optimizer slots, step, loss scale, if there is one; returns its path.
+
+        Every worker of a multi-worker run restores the chief's checkpoint, though the others
+        save theirs elsewhere."""
+        directory = directory or self.checkpoint_dir
+        latest = tf.train.latest_checkpoint(directory) if directory else None
+        if latest is None:
             return None
-        self.checkpoint.restore(self.manager.latest_checkpoint).assert_existing_objects_matched()
-        return self.manager.latest_checkpoint
+        self.checkpoint.restore(latest).assert_existing_objects_matched()
+        return latest
 
     def save(self) -> str | None:
         """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of

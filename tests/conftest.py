@@ -60,6 +60,15 @@ def error_line(result: subprocess.CompletedProcess, program: str) -> str:
     return last
 
 
+def oracle_loss_names(losses: dict) -> dict:
+    """`pretraining_loss`'s keys as the oracle names them."""
+    return {
+        "mlm_loss": losses["masked_lm_loss"],
+        "nsp_loss": losses["next_sentence_loss"],
+        "total_loss": losses["loss"],
+    }
+
+
 @pytest.fixture
 def shared_oracle() -> Path:
     """../shared/oracle; tests that need it skip where it is absent."""

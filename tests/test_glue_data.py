@@ -12,11 +12,14 @@ from bert_tf.classification import metrics
 from bert_tf.classification.features import (
     convert_examples_to_features,
     convert_single_example,
-    write_features,
+    feature_spec,
+    padding_features,
+    serialize_features,
 )
-from bert_tf.classification.input_pipeline import classifier_dataset
 from bert_tf.classification.processors import PROCESSORS, InputExample, get_processor
 from bert_tf.errors import InputError
+from bert_tf.input_pipeline import record_dataset
+from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -260,16 +263,14 @@ def test_a_pair_is_packed_and_truncated_from_the_end_of_the_longer(tokenizer):
     assert features.label_id == 1
 
 
-def test_eval_features_are_padded_to_whole_batches(tokenizer, tmp_path):
+def test_eval_records_are_padded_to_whole_batches_with_not_real_examples(tokenizer, tmp_path):
     examples = [InputExample(str(i), "hello world", label="0") for i in range(5)]
-    features = convert_examples_to_features(
-        examples, ["0", "1"], 8, tokenizer, pad_to_multiple_of=4
-    )  # noqa: E501
-    assert len(features) == 8
-    assert [f.is_real_example for f in features] == [True] * 5 + [False] * 3
+    features = convert_examples_to_features(examples, ["0", "1"], 8, tokenizer)
     path = str(tmp_path / "eval.tf_record")
-    write_features(features, path)
-    (batch, second) = list(classifier_dataset(path, 8, 4, is_training=False))
+    padding = serialize_features(padding_features(8))
+    count = write_records(path, map(serialize_features, features), padding, pad_to_multiple_of=4)
+    assert count == 5
+    (batch, second) = list(record_dataset(path, feature_spec(8), 4, is_training=False))
     assert batch["input_ids"].dtype == tf.int32 and batch["input_ids"].shape == (4, 8)
     assert second["is_real_example"].numpy().tolist() == [1, 0, 0, 0]
     assert second["example_index"].numpy().tolist() == [4, 5, 6, 7]
@@ -280,7 +281,7 @@ def test_tf_records_have_the_originals_features(tokenizer, tmp_path):
         [InputExample("0", "hi", label="1")], ["0", "1"], 6, tokenizer
     )  # noqa: E501
     path = str(tmp_path / "train.tf_record")
-    write_features(features, path)
+    write_records(path, map(serialize_features, features))
     record = next(iter(tf.data.TFRecordDataset(path))).numpy()
     parsed = tf.train.Example.FromString(record).features.feature
     assert sorted(parsed) == [
@@ -330,5 +331,5 @@ def test_a_left_to_right_model_fine_tunes_left_to_right(tmp_path):
     export_pretrained(get_objective("ltr").build_model(CONFIG), CONFIG, options)
     causal = BertConfig.from_json_file(tmp_path / "pretrained" / "bert_config.json")
     assert causal.extra == {"causal_attention": True}
-    assert BertClassifier(causal, 2).encoder.causal
-    assert not BertClassifier(CONFIG, 2).encoder.causal
+    assert BertClassifier(causal, 2).encoder.config.causal_attention
+    assert not BertClassifier(CONFIG, 2).encoder.config.causal_attention

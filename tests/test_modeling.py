@@ -5,13 +5,13 @@ from __future__ import annotations
 import keras
 import numpy as np
 import pytest
-from conftest import ORACLE_FIXTURES, tiny_config_dict
+from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.heads import masked_lm_loss, next_sentence_loss
-from bert_tf.modeling.pretrainer import BertPretrainer, pretraining_losses
+from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.pretraining.objectives import pretraining_loss
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # The oracle README's float32 tolerance; erf and tanh GELU differ by up to 8e-4.
@@ -25,7 +25,7 @@ def run_oracle_model(hidden_act: str, oracle_inputs, oracle_checkpoint) -> dict:
     load_original_checkpoint(model, oracle_checkpoint)
     features = {k: oracle_inputs[k] for k in (*ENCODER_INPUTS, "masked_lm_positions")}
     outputs = model(features, training=False)
-    losses = pretraining_losses(outputs, oracle_inputs)
+    losses = oracle_loss_names(pretraining_loss(outputs, oracle_inputs))
     arrays = {
         "embedding_output": outputs["embedding_output"],
         "sequence_output": outputs["sequence_output"],
@@ -101,7 +101,7 @@ def test_padding_does_not_change_the_real_positions():
 
 
 def outputs_before_and_after_changing_token_5(causal: bool) -> tuple[np.ndarray, np.ndarray]:
-    encoder = BertEncoder(BertConfig(**tiny_config_dict()), causal=causal)
+    encoder = BertEncoder(BertConfig(**tiny_config_dict(), causal_attention=causal))
     inputs = tiny_inputs(1, 8, 99)
     inputs["input_mask"][:] = 1
     changed = {k: v.copy() for k, v in inputs.items()}
@@ -146,22 +146,37 @@ def test_masked_lm_decoder_is_the_word_embedding_table():
     assert np.max(np.abs(before - after)) > 1e-3
 
 
+def pretraining_loss_of(log_probs, ids, weights, nsp_log_probs=None, labels=None) -> dict:
+    outputs = {"mlm_log_probs": log_probs, "nsp_log_probs": nsp_log_probs}
+    if nsp_log_probs is None:
+        outputs["nsp_log_probs"] = np.log(np.full((len(log_probs), 2), 0.5, "float32"))
+        labels = np.zeros((len(log_probs), 1), "int32")
+    features = {"masked_lm_ids": ids, "masked_lm_weights": weights, "next_sentence_labels": labels}
+    return {name: float(value) for name, value in pretraining_loss(outputs, features).items()}
+
+
 def test_masked_lm_loss_is_weighted_mean_with_the_originals_epsilon():
     log_probs = np.log(np.full((1, 3, 4), 0.25, "float32"))
     log_probs[0, 0] = np.log([0.7, 0.1, 0.1, 0.1])
     ids = np.array([[0, 1, 3]])
     weights = np.array([[1.0, 1.0, 0.0]], "float32")
-    loss = float(masked_lm_loss(log_probs, ids, weights))
+    loss = pretraining_loss_of(log_probs, ids, weights)["masked_lm_loss"]
     expected = (-np.log(0.7) - np.log(0.25)) / (2.0 + 1e-5)
     assert loss == pytest.approx(expected, rel=1e-6)
     # A padded slot (weight 0) does not count, whatever its id says.
-    assert float(masked_lm_loss(log_probs, np.array([[0, 1, 0]]), weights)) == pytest.approx(loss)
+    padded = pretraining_loss_of(log_probs, np.array([[0, 1, 0]]), weights)["masked_lm_loss"]
+    assert padded == pytest.approx(loss)
 
 
 def test_next_sentence_loss_is_the_mean_nll_and_label_1_means_random():
-    log_probs = np.log(np.array([[0.9, 0.1], [0.2, 0.8]], "float32"))
-    loss = float(next_sentence_loss(log_probs, np.array([[0], [1]])))
-    assert loss == pytest.approx(-(np.log(0.9) + np.log(0.8)) / 2, rel=1e-6)
+    nsp_log_probs = np.log(np.array([[0.9, 0.1], [0.2, 0.8]], "float32"))
+    mlm_log_probs = np.log(np.full((2, 1, 4), 0.25, "float32"))
+    losses = pretraining_loss_of(
+        mlm_log_probs, np.zeros((2, 1)), np.ones((2, 1), "float32"), nsp_log_probs, [[0], [1]]
+    )
+    nsp = -(np.log(0.9) + np.log(0.8)) / 2
+    assert losses["next_sentence_loss"] == pytest.approx(nsp, rel=1e-6)
+    assert losses["loss"] == pytest.approx(losses["masked_lm_loss"] + nsp, rel=1e-6)
 
 
 def test_mixed_precision_stays_close_to_float32(oracle_inputs, oracle_checkpoint):
@@ -183,10 +198,10 @@ def test_mixed_precision_stays_close_to_float32(oracle_inputs, oracle_checkpoint
 
 
 def test_encoder_rebuilds_from_its_config():
-    encoder = BertEncoder(BertConfig(**tiny_config_dict()), causal=True, name="bert")
+    encoder = BertEncoder(BertConfig(**tiny_config_dict(), causal_attention=True), name="bert")
     clone = BertEncoder.from_config(encoder.get_config())
     assert clone.config == encoder.config
-    assert clone.causal and clone.name == "bert"
+    assert clone.config.causal_attention and clone.name == "bert"
     assert [w.shape for w in clone.weights] == [w.shape for w in encoder.weights]
 
 

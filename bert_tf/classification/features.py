@@ -5,12 +5,13 @@ the features input_ids, input_mask, segment_ids, label_ids and is_real_example).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Sequence
+from collections.abc import Iterable, Iterator, Sequence
+
+import tensorflow as tf
 
 from bert_tf.classification.processors import InputExample
-from bert_tf.fileio import atomic_open
 from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.tfrecord import TFRecordWriter, encode_example
+from bert_tf.tfrecord import encode_example
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -51,21 +52,15 @@ def convert_single_example(
 
 
 def convert_examples_to_features(
-    examples: Sequence[InputExample],
+    examples: Iterable[InputExample],
     label_list: Sequence[str] | None,
     max_seq_length: int,
     tokenizer: FullTokenizer,
-    pad_to_multiple_of: int = 1,
-) -> list[InputFeatures]:
-    """Features of every example, then padding features up to a multiple of
-    `pad_to_multiple_of` (a batch size: every batch then has the same shape)."""
-    features = [
-        convert_single_example(example, label_list, max_seq_length, tokenizer)
-        for example in examples
-    ]
-    while len(features) % pad_to_multiple_of:
-        features.append(padding_features(max_seq_length, regression=label_list is None))
-    return features
+) -> Iterator[InputFeatures]:
+    """The features of each example, lazily (MNLI's 393k training examples go to the
+    TFRecord file one at a time)."""
+    for example in examples:
+        yield convert_single_example(example, label_list, max_seq_length, tokenizer)
 
 
 def serialize_features(features: InputFeatures) -> bytes:
@@ -83,10 +78,13 @@ def serialize_features(features: InputFeatures) -> bytes:
     return encode_example(ints, floats)
 
 
-def write_features(features: Sequence[InputFeatures], output_file: str) -> None:
-    """A TFRecord file of the features (written under a temporary name, then renamed)."""
-    with atomic_open(output_file, "wb") as f:
-        writer = TFRecordWriter(f)
-        for feature in features:
-            writer.write(serialize_features(feature))
-        writer.flush()
+def feature_spec(max_seq_length: int, regression: bool = False) -> dict:
+    """The records' features: input_ids, input_mask, segment_ids [S], label_ids (a float for
+    regression) and is_real_example."""
+    return {
+        "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+        "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
+        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+    }

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from bert_tf.classification.processors import DataProcessor, InputExample
 from bert_tf.errors import InputError
+from bert_tf.tfds import load_prepared
 
 # processor name -> (tfds config, text_a feature, text_b feature or None)
 TFDS_TASKS = {
@@ -44,26 +45,14 @@ def tfds_examples(processor: DataProcessor, split: str, data_dir: str | None) ->
             f"--use_tfds: {processor.name} is not in tensorflow-datasets' glue; read its TSV "
             "files with --data_dir"
         )
-    import tensorflow_datasets as tfds  # only for --use_tfds
-
     config, key_a, key_b = TFDS_TASKS[processor.name]
     tfds_split = TFDS_SPLITS[split]
     if processor.name == "MNLI-m" and split in ("dev", "test"):
         tfds_split += "_matched"
-    name = f"glue/{config}"
-    try:
-        builder = tfds.builder(name, data_dir=data_dir)
-        dataset = builder.as_dataset(split=tfds_split, shuffle_files=False)
-    except (AssertionError, FileNotFoundError, tfds.core.registered.DatasetNotFoundError) as e:
-        raise InputError(
-            f"--use_tfds: {name} (split {tfds_split}) is not prepared in "
-            f"--tfds_data_dir={data_dir or tfds.core.constants.DATA_DIR}; build it where the "
-            f"network is reachable (`tfds build {name}`) ({str(e).splitlines()[0]})"
-        ) from None
-    label_feature = builder.info.features["label"]
-    class_names = getattr(label_feature, "names", None)
+    rows, info = load_prepared(f"glue/{config}", tfds_split, data_dir)
+    class_names = getattr(info.features["label"], "names", None)
     examples = []
-    for row in tfds.as_numpy(dataset):
+    for row in rows:
         label = row["label"]
         if processor.is_regression:
             label = float(label) if label >= 0 else None

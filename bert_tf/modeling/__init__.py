@@ -3,15 +3,9 @@ the fine-tuning models."""
 
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.heads import (
-    ClassifierHead,
-    MaskedLMHead,
-    NextSentenceHead,
-    masked_lm_loss,
-    next_sentence_loss,
-)
+from bert_tf.modeling.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
-from bert_tf.modeling.pretrainer import BertPretrainer, pretraining_losses
+from bert_tf.modeling.pretrainer import BertPretrainer
 
 __all__ = [
     "BertClassifier",
@@ -21,7 +15,4 @@ __all__ = [
     "BertPretrainer",
     "MaskedLMHead",
     "NextSentenceHead",
-    "masked_lm_loss",
-    "next_sentence_loss",
-    "pretraining_losses",
 ]

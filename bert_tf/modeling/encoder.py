@@ -24,10 +24,9 @@ class BertEncoder(keras.Model):
     [B, S, H].
 
     Args:
-        config: the architecture.
-        causal: left-to-right attention (each position sees only itself and what precedes it),
-            for the paper's "LTR & No NSP" ablation (Table 5). None: the config's
-            `causal_attention` (false unless the model was pre-trained left to right).
+        config: the architecture; with `causal_attention`, left-to-right attention (each
+            position sees only itself and what precedes it), the paper's "LTR & No NSP"
+            ablation (Table 5).
 
     Example:
         >>> config = BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2,
@@ -39,8 +38,8 @@ class BertEncoder(keras.Model):
         TensorShape([2, 8, 32])
     """
 
-    def __init__(self, config: BertConfig, causal: bool | None = None, **kwargs) -> None:
-        causal = config.causal_attention if causal is None else causal
+    def __init__(self, config: BertConfig, **kwargs) -> None:
+        causal = config.causal_attention
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -101,7 +100,6 @@ class BertEncoder(keras.Model):
             **kwargs,
         )
         self.config = config
-        self.causal = causal
 
     @property
     def embeddings(self) -> BertEmbeddings:
@@ -116,7 +114,7 @@ class BertEncoder(keras.Model):
         return self.get_layer("pooler")
 
     def get_config(self) -> dict:
-        return {"config": self.config.to_dict(), "causal": self.causal, "name": self.name}
+        return {"config": self.config.to_dict(), "name": self.name}
 
     @classmethod
     def from_config(cls, config: dict) -> BertEncoder:

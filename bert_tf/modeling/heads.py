@@ -1,4 +1,5 @@
-"""The pre-training heads of paper Sec. 3.1 and their losses, as the original's run_pretraining.
+"""The pre-training heads of paper Sec. 3.1, as the original's run_pretraining (their loss is
+`bert_tf.pretraining.objectives`'), and the classifier head of fine-tuning.
 
 - `MaskedLMHead` (`cls/predictions`): gather the hidden vectors at `masked_lm_positions`,
   dense + hidden_act + LayerNorm, then the tied word-embedding decoder plus an output bias.
@@ -142,23 +143,3 @@ class NextSentenceHead(ClassifierHead):
 
     def call(self, pooled_output, training=None):
         return ops.log_softmax(super().call(pooled_output), axis=-1)
-
-
-def masked_lm_loss(log_probs, masked_lm_ids, masked_lm_weights):
-    """`sum(w * nll) / (sum(w) + 1e-5)` over all masked positions of the batch.
-
-    Padded prediction slots have weight 0; the 1e-5 is the original's guard against a batch
-    without any prediction.
-
-    log_probs: [B, P, V]; masked_lm_ids, masked_lm_weights: [B, P]. Returns a scalar.
-    """
-    ids = ops.cast(masked_lm_ids, "int32")[..., None]
-    nll = -ops.squeeze(ops.take_along_axis(log_probs, ids, axis=-1), axis=-1)  # [B, P]
-    weights = ops.cast(masked_lm_weights, "float32")
-    return ops.sum(weights * nll) / (ops.sum(weights) + 1e-5)
-
-
-def next_sentence_loss(log_probs, next_sentence_labels):
-    """Mean negative log-likelihood of the labels: [B, 2] and [B] or [B, 1] -> scalar."""
-    labels = ops.reshape(ops.cast(next_sentence_labels, "int32"), (-1, 1))
-    return -ops.mean(ops.take_along_axis(log_probs, labels, axis=-1))

@@ -6,12 +6,7 @@ import keras
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.heads import (
-    MaskedLMHead,
-    NextSentenceHead,
-    masked_lm_loss,
-    next_sentence_loss,
-)
+from bert_tf.modeling.heads import MaskedLMHead, NextSentenceHead
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -22,7 +17,8 @@ class BertPretrainer(keras.Model):
     [B, P], int32 (the features of the pre-training TFRecords).
 
     Outputs (a dict): the encoder's outputs plus `mlm_log_probs` [B, P, V] and
-    `nsp_log_probs` [B, 2]. `pretraining_losses` turns them into the losses.
+    `nsp_log_probs` [B, 2] (`bert_tf.pretraining.objectives.pretraining_loss` turns them into
+    the paper's loss).
 
     Args:
         config: the architecture.
@@ -65,19 +61,3 @@ class BertPretrainer(keras.Model):
     def from_config(cls, config: dict) -> BertPretrainer:
         config = dict(config)
         return cls(BertConfig.from_dict(config.pop("config")), **config)
-
-
-def pretraining_losses(outputs: dict, features: dict) -> dict:
-    """The paper's loss: mean masked-LM likelihood + mean next-sentence likelihood (Sec. A.2).
-
-    Args:
-        outputs: `BertPretrainer` outputs (`mlm_log_probs`, `nsp_log_probs`).
-        features: `masked_lm_ids`, `masked_lm_weights` [B, P] and `next_sentence_labels` [B, 1].
-
-    Returns: `mlm_loss`, `nsp_loss` and `total_loss` = their sum, scalars.
-    """
-    mlm = masked_lm_loss(
-        outputs["mlm_log_probs"], features["masked_lm_ids"], features["masked_lm_weights"]
-    )
-    nsp = next_sentence_loss(outputs["nsp_log_probs"], features["next_sentence_labels"])
-    return {"mlm_loss": mlm, "nsp_loss": nsp, "total_loss": mlm + nsp}

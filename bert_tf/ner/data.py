@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from bert_tf.errors import InputError
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
+from bert_tf.tfds import load_prepared
 
 DOCSTART = "-DOCSTART-"
 # The split -> its file names in --data_dir, first found wins: the usual names, then the
@@ -183,22 +184,11 @@ def tfds_conll2003(split: str, data_dir: str | None) -> ConllFile:
     Raises:
         InputError: the data is not prepared in data_dir.
     """
-    import tensorflow_datasets as tfds  # only for --use_tfds
-
     name = "conll2003"
-    try:
-        builder = tfds.builder(name, data_dir=data_dir)
-        dataset = builder.as_dataset(split=split, shuffle_files=False)
-    except (AssertionError, FileNotFoundError, tfds.core.registered.DatasetNotFoundError) as e:
-        raise InputError(
-            f"--use_tfds: {name} (split {split}) is not prepared in --tfds_data_dir="
-            f"{data_dir or tfds.core.constants.DATA_DIR}; build it where the network is "
-            f"reachable (`tfds build {name}`) ({str(e).splitlines()[0]})"
-        ) from None
-    features = builder.info.features
-    names = {key: features[key].feature.names for key in ("pos", "chunks", "ner")}
+    rows, info = load_prepared(name, split, data_dir)
+    names = {key: info.features[key].feature.names for key in ("pos", "chunks", "ner")}
     lines = []
-    for row in tfds.as_numpy(dataset):
+    for row in rows:
         for i, token in enumerate(row["tokens"]):
             cells = [token.decode("utf-8")]
             cells += [names[key][row[key][i]] for key in ("pos", "chunks", "ner")]

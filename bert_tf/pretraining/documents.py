@@ -9,6 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
 from bert_tf.pretraining.corpus import split_sentences
+from bert_tf.tfds import load_prepared
 from bert_tf.tokenization import FullTokenizer
 
 # A document is a list of segments (its non-empty lines), each a list of WordPiece ids.
@@ -71,18 +72,10 @@ def documents_from_texts(texts: Iterable[str], tokenizer: FullTokenizer) -> list
 
 def tfds_texts(name: str, split: str, data_dir: str | None, text_key: str) -> Iterator[str]:
     """The `text_key` field of every example of an already-prepared tensorflow-datasets set."""
-    import tensorflow_datasets as tfds
-
-    try:
-        dataset = tfds.load(name, split=split, data_dir=data_dir, download=False)
-    except Exception as e:  # tfds raises several types for a set that is not prepared here
+    rows, info = load_prepared(name, split, data_dir, flag=f"--tfds_name={name}")
+    if text_key not in info.features:
         raise InputError(
-            f"--tfds_name={name} --tfds_split={split}: cannot load it without downloading "
-            f"({type(e).__name__}: {str(e).splitlines()[0] if str(e) else ''})"
-        ) from None
-    if text_key not in dataset.element_spec:
-        raise InputError(
-            f"--tfds_text_key={text_key}: {name} has the fields {sorted(dataset.element_spec)}"
+            f"--tfds_text_key={text_key}: {name} has the fields {sorted(info.features)}"
         )
-    for example in dataset.as_numpy_iterator():
+    for example in rows:
         yield example[text_key].decode("utf-8", "ignore")

@@ -1,11 +1,6 @@
 """The pre-training objectives of paper Table 5: MLM + NSP (BERT), MLM alone (No NSP), and a
-left-to-right LM (LTR & No NSP, as OpenAI GPT), all trained from the same TFRecords.
-
-An objective splits its losses into *sums* over examples (what a slice of the batch
-contributes) and *counts* (the normalisers, from the features alone), so that the training
-loop can normalise by the counts of the whole global batch: the loss, its gradient and the
-metrics are then those of the original on one device, however the batch is split across
-replicas and accumulation steps. Every loss is linear in the sums, which makes this exact.
+left-to-right LM (LTR & No NSP, as OpenAI GPT), all trained from the same TFRecords, in the
+training loop's sums-and-counts form (bert_tf/objective.py).
 """
 
 from __future__ import annotations
@@ -13,24 +8,13 @@ from __future__ import annotations
 from keras import ops
 
 from bert_tf.config import BertConfig
-from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.objective import cross_entropy, unused_variables_removed
 
 OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
 
 # The original's guard against a batch without any masked-LM prediction.
 _MLM_EPSILON = 1e-5
-
-
-def _nll_and_correct(log_probs, labels):
-    """log_probs [..., V], labels [...] -> negative log-likelihood and 0/1 correct, [...]."""
-    labels = ops.cast(labels, "int32")
-    # As the original: -sum(one_hot * log_probs). Its gradient is dense and cheap; a gather's
-    # gradient scatters into a zero [B, P, V] tensor (the slowest op of a small model's step).
-    one_hot = ops.one_hot(labels, ops.shape(log_probs)[-1], dtype=log_probs.dtype)
-    nll = -ops.sum(one_hot * log_probs, axis=-1)
-    correct = ops.cast(ops.argmax(log_probs, axis=-1) == labels, "float32")
-    return nll, correct
 
 
 def restore_original_tokens(features: dict) -> dict:
@@ -54,48 +38,13 @@ def restore_original_tokens(features: dict) -> dict:
     return restored
 
 
-class Objective:
-    """What one pre-training objective builds, feeds and minimises."""
-
-    name = ""
-    causal = False
-    sum_names: tuple[str, ...] = ()  # the keys of `sums`
-    count_names: tuple[str, ...] = ()  # the keys of `counts`
-
-    def build_model(self, config: BertConfig) -> BertPretrainer:
-        return BertPretrainer(config, encoder=BertEncoder(config, causal=self.causal))
-
-    def trainable_variables(self, model: BertPretrainer) -> list:
-        """The variables the loss reaches (unused heads are neither trained nor decayed)."""
-        return list(model.trainable_variables)
-
-    def model_inputs(self, features: dict) -> dict:
-        return {
-            name: features[name]
-            for name in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
-        }
-
-    def prepare(self, features: dict) -> dict:
-        """Per-batch rewriting of the records' features before the model sees them."""
-        return features
-
-    def counts(self, features: dict) -> dict:
-        raise NotImplementedError
-
-    def sums(self, outputs: dict, features: dict) -> dict:
-        raise NotImplementedError
-
-    def loss(self, sums: dict, counts: dict):
-        raise NotImplementedError
-
-    def metrics(self, sums: dict, counts: dict) -> dict:
-        raise NotImplementedError
-
-
-class MaskedLMAndNextSentence(Objective):
-    """The paper's BERT: masked LM + next-sentence prediction, total = their sum."""
+class MaskedLMAndNextSentence:
+    """The paper's BERT: masked LM + next-sentence prediction, total = their sum (Sec. A.2):
+    the original's loss, `sum(w * nll) / (sum(w) + 1e-5)` over the masked positions plus the
+    mean next-sentence nll."""
 
     name = "mlm_nsp"
+    causal = False
     uses_next_sentence = True
     sum_names = (
         "masked_lm_loss",
@@ -105,40 +54,57 @@ class MaskedLMAndNextSentence(Objective):
     )
     count_names = ("masked_lm", "next_sentence")
 
+    def build_model(self, config: BertConfig) -> BertPretrainer:
+        return BertPretrainer(config.replace(causal_attention=self.causal))
+
     def trainable_variables(self, model: BertPretrainer) -> list:
         if self.uses_next_sentence:
             return list(model.trainable_variables)
         # Without NSP, the pooler and the NSP head get no gradient: leave them untouched.
-        unused = {id(v) for v in model.next_sentence_head.trainable_variables}
-        unused |= {id(v) for v in model.encoder.pooler.trainable_variables}
-        return [v for v in model.trainable_variables if id(v) not in unused]
+        return unused_variables_removed(model, model.next_sentence_head, model.encoder.pooler)
+
+    def model_inputs(self, features: dict) -> dict:
+        return {
+            name: features[name]
+            for name in ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+        }
+
+    def prepare(self, features: dict) -> dict:
+        return features
 
     def counts(self, features: dict) -> dict:
         counts = {"masked_lm": ops.sum(ops.cast(features["masked_lm_weights"], "float32"))}
         if self.uses_next_sentence:
-            counts["next_sentence"] = ops.cast(ops.shape(features["input_ids"])[0], "float32")
+            counts["next_sentence"] = ops.cast(
+                ops.shape(features["next_sentence_labels"])[0], "float32"
+            )
         return counts
 
     def sums(self, outputs: dict, features: dict) -> dict:
         weights = ops.cast(features["masked_lm_weights"], "float32")  # [B, P]
-        nll, correct = _nll_and_correct(outputs["mlm_log_probs"], features["masked_lm_ids"])
+        nll, correct = cross_entropy(
+            outputs["mlm_log_probs"], features["masked_lm_ids"], log_softmax=False
+        )
         sums = {
             "masked_lm_loss": ops.sum(weights * nll),
             "masked_lm_accuracy": ops.sum(weights * correct),
         }
         if self.uses_next_sentence:
             labels = ops.reshape(features["next_sentence_labels"], (-1,))
-            nll, correct = _nll_and_correct(outputs["nsp_log_probs"], labels)
+            nll, correct = cross_entropy(outputs["nsp_log_probs"], labels, log_softmax=False)
             sums["next_sentence_loss"] = ops.sum(nll)
             sums["next_sentence_accuracy"] = ops.sum(correct)
         return sums
 
-    def loss(self, sums: dict, counts: dict):
-        # As the original: sum(w * nll) / (sum(w) + 1e-5) + mean NSP nll.
-        loss = sums["masked_lm_loss"] / (counts["masked_lm"] + _MLM_EPSILON)
+    def losses(self, sums: dict, counts: dict) -> dict:
+        """As the original: sum(w * nll) / (sum(w) + 1e-5) and the mean NSP nll."""
+        losses = {"masked_lm_loss": sums["masked_lm_loss"] / (counts["masked_lm"] + _MLM_EPSILON)}
         if self.uses_next_sentence:
-            loss = loss + sums["next_sentence_loss"] / counts["next_sentence"]
-        return loss
+            losses["next_sentence_loss"] = sums["next_sentence_loss"] / counts["next_sentence"]
+        return losses
+
+    def loss(self, sums: dict, counts: dict):
+        return sum(self.losses(sums, counts).values())
 
     def metrics(self, sums: dict, counts: dict) -> dict:
         # The original's eval metrics are weighted means without the training loss's 1e-5.
@@ -191,9 +157,22 @@ class LeftToRight(MaskedLMOnly):
         }
 
 
-def get_objective(name: str) -> Objective:
+def get_objective(name: str) -> MaskedLMAndNextSentence:
     """ "mlm_nsp" (BERT), "mlm" (No NSP) or "ltr" (LTR & No NSP)."""
     objectives = {o.name: o for o in (MaskedLMAndNextSentence, MaskedLMOnly, LeftToRight)}
     if name not in objectives:
         raise ValueError(f"objective={name!r}; expected one of {list(OBJECTIVES)}")
     return objectives[name]()
+
+
+def pretraining_loss(outputs: dict, features: dict) -> dict:
+    """The paper's loss of one batch as the original computes it (Sec. A.2):
+    `masked_lm_loss`, `next_sentence_loss` and their sum `loss`.
+
+    outputs: `BertPretrainer`'s (`mlm_log_probs` [B, P, V], `nsp_log_probs` [B, 2]);
+    features: `masked_lm_ids`, `masked_lm_weights` [B, P], `next_sentence_labels` [B, 1].
+    """
+    objective = MaskedLMAndNextSentence()
+    sums, counts = objective.sums(outputs, features), objective.counts(features)
+    losses = objective.losses(sums, counts)
+    return {**losses, "loss": objective.loss(sums, counts)}

@@ -16,6 +16,7 @@ import logging
 import os
 
 from bert_tf.errors import InputError
+from bert_tf.tfds import load_prepared
 
 logger = logging.getLogger(__name__)
 
@@ -238,19 +239,9 @@ def tfds_squad(name: str, split: str, data_dir: str | None) -> dict:
     Raises:
         InputError: the data is not prepared in data_dir (nothing is downloaded here).
     """
-    import tensorflow_datasets as tfds  # only for --use_tfds
-
-    try:
-        builder = tfds.builder(name, data_dir=data_dir)
-        dataset = builder.as_dataset(split=split, shuffle_files=False)
-    except (AssertionError, FileNotFoundError, tfds.core.registered.DatasetNotFoundError) as e:
-        raise InputError(
-            f"--use_tfds: {name} (split {split}) is not prepared in --tfds_data_dir="
-            f"{data_dir or tfds.core.constants.DATA_DIR}; build it where the network is "
-            f"reachable (`tfds build {name}`) ({str(e).splitlines()[0]})"
-        ) from None
+    rows, _ = load_prepared(name, split, data_dir)
     paragraphs: list[dict] = []
-    for row in tfds.as_numpy(dataset):
+    for row in rows:
         context = row["context"].decode("utf-8")
         if not paragraphs or paragraphs[-1]["context"] != context:
             paragraphs.append({"context": context, "qas": []})

@@ -1,0 +1,197 @@
+"""What pre-training and fine-tuning share around the training loop: the options every training
+script takes (the original's TPU flags, ours for distribution, precision, XLA and
+checkpoints), and the trainer set-up: batches checked against the replicas, seed and dtype
+policy, the model and the original's optimizer under the strategy, resumed from output_dir or
+started from --init_checkpoint.
+"""
+
+from __future__ import annotations
+
+import atexit
+import dataclasses
+import logging
+import os
+import shutil
+import tempfile
+
+import keras
+import tensorflow as tf
+
+from bert_tf.checkpoints import load_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.objective import Objective
+from bert_tf.optimization import create_optimizer
+from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
+from bert_tf.training import DTYPES, Trainer
+
+logger = logging.getLogger(__name__)
+
+
+@options
+class TpuOptions(Options):
+    """The original scripts' TPU flags, with their defaults."""
+
+    use_tpu: bool = option(False, "Whether to use TPU or GPU/CPU.")
+    tpu_name: str | None = option(None, "The Cloud TPU to use for training (name or grpc:// url).")
+    tpu_zone: str | None = option(None, "[Optional] GCE zone where the Cloud TPU is located in.")
+    gcp_project: str | None = option(None, "[Optional] Project name for the Cloud TPU.")
+    master: str | None = option(None, "[Optional] TensorFlow master URL.")
+    num_tpu_cores: int = option(
+        8, "Only used if `use_tpu` is True. Total number of TPU cores to use."
+    )
+
+
+@options
+class RuntimeOptions(TpuOptions):
+    """Ours, shared by the training scripts: distribution, precision, XLA, accumulation, seed,
+    logging and checkpoint retention."""
+
+    distribution_strategy: str = option(
+        "one_device",
+        "one_device, mirrored (GPUs of this machine), multi_worker_mirrored (TF_CONFIG) or tpu "
+        "(also chosen by --use_tpu).",
+        one_of(*STRATEGIES),
+    )
+    num_gpus: int = option(
+        1,
+        "Replicas of --distribution_strategy=mirrored (on a machine without GPUs: logical CPU "
+        "devices).",
+        positive,
+    )
+    dtype: str = option(
+        "float32",
+        "Compute dtype: float32, mixed_float16 (with dynamic loss scaling) or mixed_bfloat16.",
+        one_of(*DTYPES),
+    )
+    use_xla: bool = option(
+        False,
+        "Compile with XLA (the whole step on one device; else the forward and backward pass). "
+        "On CPUs leave it off with mixed_bfloat16: XLA:CPU does not use the AMX bfloat16 "
+        "matmuls that oneDNN uses.",
+    )
+    gradient_accumulation_steps: int = option(
+        1,
+        "Micro-batches summed per update; train_batch_size stays the batch of one update.",
+        positive,
+    )
+    seed: int | None = option(None, "Seed of initialization, dropout and input order.")
+    log_steps: int = option(100, "Log and write summaries every this many steps.", positive)
+    keep_checkpoint_max: int = option(5, "How many training checkpoints to keep.", positive)
+
+    def make_strategy(self) -> tf.distribute.Strategy:
+        """The strategy the flags ask for (call before any other TensorFlow work). As the
+        original, --use_tpu (or a --tpu_name) means a TPU."""
+        return get_strategy(
+            "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy,
+            num_gpus=self.num_gpus,
+            tpu_name=self.tpu_name or self.master,
+            tpu_zone=self.tpu_zone,
+            gcp_project=self.gcp_project,
+        )
+
+
+@options
+class TrainingOptions(RuntimeOptions):
+    """The original's flags that pre-training and fine-tuning share, with its defaults."""
+
+    bert_config_file: str = option(
+        None,
+        "The config json file corresponding to the pre-trained BERT model. This specifies the "
+        "model architecture.",
+        required=True,
+    )
+    output_dir: str = option(
+        None,
+        "The output directory where the model checkpoints will be written.",
+        required=True,
+    )
+    init_checkpoint: str | None = option(
+        None,
+        "Initial checkpoint (usually from a pre-trained BERT model): the original format or a "
+        "bert_tf checkpoint.",
+    )
+    max_seq_length: int = option(
+        128, "The maximum total input sequence length after WordPiece tokenization.", positive
+    )
+    do_train: bool = option(False, "Whether to run training.")
+    train_batch_size: int = option(32, "Total batch size for training.", positive)
+    learning_rate: float = option(5e-5, "The initial learning rate for Adam.", greater_than_zero)
+    save_checkpoints_steps: int = option(1000, "How often to save the model checkpoint.", positive)
+    iterations_per_loop: int = option(
+        1000, "How many steps to make in each call into the device.", positive
+    )
+
+
+def build_trainer(
+    strategy: tf.distribute.Strategy,
+    options: TrainingOptions,
+    objective: Objective,
+    config: BertConfig,
+    num_train_steps: int,
+    num_warmup_steps: int,
+    optimizer: str = "adamw",
+    keep_checkpoint_every_n_steps: int | None = None,
+) -> Trainer:
+    """The objective's model under `strategy`, in a `Trainer` with the original's optimizer
+    (options.learning_rate, the steps given); restored from the latest checkpoint in
+    options.output_dir (a rerun resumes), else from options.init_checkpoint.
+
+    Every `*_batch_size` of the options is a global batch, checked against the replicas (the
+    train batch also against the accumulation steps). Workers other than the chief save their
+    part of each (collective) checkpoint to a scratch folder, removed at exit.
+
+    Raises:
+        InputError: a batch that does not split evenly, or a checkpoint that does not fit.
+    """
+    warn_if_slow(strategy, options.dtype, options.use_xla)
+    for field in dataclasses.fields(options):
+        if field.name.endswith("_batch_size"):
+            accumulation = (
+                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
+            )
+            check_batch(
+                field.name,
+                getattr(options, field.name),
+                strategy.num_replicas_in_sync,
+                accumulation,
+            )
+    if options.seed is not None:
+        keras.utils.set_random_seed(options.seed)
+    keras.config.set_dtype_policy(options.dtype)
+    checkpoint_dir = options.output_dir
+    if is_chief(strategy):
+        os.makedirs(checkpoint_dir, exist_ok=True)
+    else:
+        checkpoint_dir = tempfile.mkdtemp(prefix="bert_tf_worker_")
+        atexit.register(shutil.rmtree, checkpoint_dir, ignore_errors=True)
+
+    with strategy.scope():
+        model = objective.build_model(config)
+        trainer = Trainer(
+            strategy,
+            model,
+            objective,
+            create_optimizer(
+                options.learning_rate, max(num_train_steps, 1), num_warmup_steps, optimizer
+            ),
+            checkpoint_dir=checkpoint_dir,
+            gradient_accumulation_steps=options.gradient_accumulation_steps,
+            use_xla=options.use_xla,
+            loss_scaling=options.dtype == "mixed_float16",
+            max_checkpoints_to_keep=options.keep_checkpoint_max,
+            keep_checkpoint_every_n_steps=keep_checkpoint_every_n_steps,
+        )
+    resumed = trainer.restore()
+    if resumed:
+        logger.info("restored %s (step %d)", resumed, trainer.global_step)
+    elif options.init_checkpoint:
+        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+    return trainer
+
+
+def summary_writer(strategy: tf.distribute.Strategy, output_dir: str, name: str):
+    """A TensorBoard writer for output_dir/name on the chief; None elsewhere."""
+    if not is_chief(strategy):
+        return None
+    return tf.summary.create_file_writer(os.path.join(output_dir, name))
