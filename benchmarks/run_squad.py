@@ -35,7 +35,7 @@ from bert_tf.modeling.span_labeler import BertSpanLabeler  # noqa: E402
 from bert_tf.squad.data import read_squad_examples, read_squad_file  # noqa: E402
 from bert_tf.squad.features import convert_examples_to_features  # noqa: E402
 from bert_tf.squad.postprocess import RawResult, compute_predictions  # noqa: E402
-from bert_tf.squad.run import SquadOptions  # noqa: E402
+from bert_tf.squad.task import EXPORT_SETTINGS, SquadOptions  # noqa: E402
 from bert_tf.squad.serving import export_squad  # noqa: E402
 from bert_tf.tokenization import FullTokenizer  # noqa: E402
 
@@ -84,9 +84,9 @@ def prediction(size: str, examples, features, args) -> list[tuple]:
                        args.repeats))]  # fmt: skip
     with tempfile.TemporaryDirectory() as tmp:
         options = SquadOptions(bert_config_file="", vocab_file=VOCAB, output_dir=tmp)
-        options.export_dir = os.path.join(tmp, "export")
-        export_squad(model, options)
-        served = tf.saved_model.load(options.export_dir).signatures["serving_default"]
+        export_dir = os.path.join(tmp, "export")
+        export_squad(model, export_dir, **{name: getattr(options, name) for name in EXPORT_SETTINGS})
+        served = tf.saved_model.load(export_dir).signatures["serving_default"]
         for count in (1, 8):
             questions = tf.constant([e.question_text for e in examples[:count]])
             contexts = tf.constant([" ".join(e.doc_tokens) for e in examples[:count]])

@@ -72,3 +72,32 @@ def unused_variables_removed(model: keras.Model, *unused: keras.layers.Layer) ->
     not reach, so the original neither trains nor decays them)."""
     skip = {id(v) for layer in unused for v in layer.trainable_variables}
     return [v for v in model.trainable_variables if id(v) not in skip]
+
+
+class FineTuningObjective:
+    """What the fine-tuning objectives share: the encoder's inputs, no per-batch rewriting,
+    and one normaliser (`count_name`: examples, windows or words): `loss` is the summed
+    loss over it, and each metric a sum over it."""
+
+    count_name = ""
+    sum_names: tuple[str, ...] = ("loss",)
+
+    @property
+    def count_names(self) -> tuple[str, ...]:
+        return (self.count_name,)
+
+    def trainable_variables(self, model: keras.Model) -> list:
+        return list(model.trainable_variables)
+
+    def model_inputs(self, features: dict) -> dict:
+        return {name: features[name] for name in ("input_ids", "input_mask", "segment_ids")}
+
+    def prepare(self, features: dict) -> dict:
+        return features
+
+    def loss(self, sums: dict, counts: dict):
+        return sums["loss"] / ops.maximum(counts[self.count_name], 1.0)
+
+    def metrics(self, sums: dict, counts: dict) -> dict:
+        count = ops.maximum(counts[self.count_name], 1.0)
+        return {name: sums[name] / count for name in self.sum_names}

@@ -23,6 +23,7 @@ import logging
 import os
 import shutil
 import tempfile
+from collections.abc import Callable, Sequence
 
 import keras
 import tensorflow as tf
@@ -30,6 +31,43 @@ import tensorflow as tf
 from bert_tf.text_graph import InGraphTokenizer
 
 logger = logging.getLogger(__name__)
+
+
+# The model's inputs: the `serve` signature of every export takes them as int32 [batch, seq].
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+def export_model(
+    model,
+    export_dir: str,
+    outputs_of: Callable[[dict], dict],
+    text_endpoint: Callable,
+    text_signature: list[tf.TensorSpec],
+    metadata: dict,
+    modules: Sequence[tf.Module] = (),
+    ids_shape: tuple = (None, None),
+) -> str:
+    """Writes `model` as a SavedModel for TF Serving with two signatures, and returns
+    `export_dir`:
+    - `serving_default`: `text_endpoint` over the string tensors of `text_signature` (raw text
+      in; the task's featurization in the graph, with the TF `modules` it uses);
+    - `serve`: the model's inputs (`ids_shape`, int32) -> `outputs_of(the model's outputs)`.
+
+    `metadata`: what a client needs to know, in assets.extra/bert_tf.json.
+    """
+    archive = keras.export.ExportArchive()
+    archive.track(model)
+    for module in modules:
+        archive.track(module)
+
+    def serve(input_ids, input_mask, segment_ids):
+        features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
+        return outputs_of(model(features, training=False))
+
+    ids_signature = [tf.TensorSpec(ids_shape, tf.int32, name=name) for name in MODEL_INPUTS]
+    archive.add_endpoint("serve", serve, input_signature=ids_signature)
+    archive.add_endpoint("serving_default", text_endpoint, input_signature=text_signature)
+    return write_archive(archive, export_dir, metadata)
 
 
 def export_classifier(
@@ -50,8 +88,8 @@ def export_classifier(
     tokenizer = InGraphTokenizer(vocab_file, do_lower_case=do_lower_case)
     label_names = tf.constant(labels or ["score"])
 
-    def outputs_of(features):
-        logits = model(features, training=False)["logits"]  # [N, labels]
+    def outputs_of(outputs):
+        logits = outputs["logits"]  # [N, labels]
         if labels is None:
             return {"score": logits[:, 0]}
         label_id = tf.argmax(logits, axis=-1, output_type=tf.int32)
@@ -61,42 +99,27 @@ def export_classifier(
             "label": tf.gather(label_names, label_id),
         }
 
-    def serve(input_ids, input_mask, segment_ids):
-        return outputs_of(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        )
-
     def serve_text(text_a, text_b=None):
         ids_a = tokenizer.tokenize(text_a)
         ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
-        return outputs_of(tokenizer.pack(ids_a, ids_b, max_seq_length))
+        return outputs_of(model(tokenizer.pack(ids_a, ids_b, max_seq_length), training=False))
 
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tokenizer)
-    ids_spec = [
-        tf.TensorSpec([None, None], tf.int32, name=name)
-        for name in ("input_ids", "input_mask", "segment_ids")
-    ]
-    archive.add_endpoint("serve", serve, input_signature=ids_spec)
-    text_spec = [tf.TensorSpec([None], tf.string, name="text_a")]
+    text_signature = [tf.TensorSpec([None], tf.string, name="text_a")]
     if text_pairs:
-        text_spec.append(tf.TensorSpec([None], tf.string, name="text_b"))
-        archive.add_endpoint("serving_default", serve_text, input_signature=text_spec)
-    else:
-        archive.add_endpoint(
-            "serving_default", lambda text_a: serve_text(text_a), input_signature=text_spec
-        )
-
-    return write_archive(
-        archive,
+        text_signature.append(tf.TensorSpec([None], tf.string, name="text_b"))
+    return export_model(
+        model,
         export_dir,
+        outputs_of,
+        serve_text if text_pairs else (lambda text_a: serve_text(text_a)),
+        text_signature,
         {
             "do_lower_case": do_lower_case,
             "max_seq_length": max_seq_length,
             "labels": labels,
             "text_pairs": text_pairs,
         },
+        modules=[tokenizer],
     )
 
 

@@ -18,9 +18,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
-from bert_tf.fileio import atomic_open
+import tensorflow as tf
+
 from bert_tf.ner.data import Document
-from bert_tf.tfrecord import TFRecordWriter, encode_example
+from bert_tf.tfrecord import encode_example
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import doc_spans, is_max_context
 
@@ -105,22 +106,15 @@ def _windows(pieces, word_start, words, tags, label_id, tokenizer, max_seq_lengt
 RECORD_NAMES = ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
 
 
-def write_features(
-    features: Sequence[InputFeatures], path: str, pad_to_multiple_of: int = 1
-) -> int:
-    """Writes the windows as TFRecords (`RECORD_NAMES`, under a temporary name, then
-    renamed); then all-zero windows (nothing labelled) up to a multiple of
-    `pad_to_multiple_of`, so that every prediction batch is whole. Returns the number of
-    real windows."""
-    with atomic_open(path, "wb") as f:
-        writer = TFRecordWriter(f)
-        for feature in features:
-            writer.write(encode_example({n: getattr(feature, n) for n in RECORD_NAMES}, {}))
-        padding = -len(features) % pad_to_multiple_of
-        if padding:
-            zeros = [0] * len(features[0].input_ids)
-            record = encode_example({name: zeros for name in RECORD_NAMES}, {})
-            for _ in range(padding):
-                writer.write(record)
-        writer.flush()
-    return len(features)
+def serialize_features(feature: InputFeatures) -> bytes:
+    return encode_example({name: getattr(feature, name) for name in RECORD_NAMES}, {})
+
+
+def padding_record(max_seq_length: int) -> bytes:
+    """An all-zero window: nothing labelled."""
+    return encode_example({name: [0] * max_seq_length for name in RECORD_NAMES}, {})
+
+
+def feature_spec(max_seq_length: int) -> dict:
+    """The records' features: `RECORD_NAMES`, [S] each."""
+    return {name: tf.io.FixedLenFeature([max_seq_length], tf.int64) for name in RECORD_NAMES}

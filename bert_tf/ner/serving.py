@@ -1,7 +1,7 @@
 """A named-entity SavedModel for TF Serving: raw text in, its entities out, tagged in the
 graph as run_ner.py tags a CoNLL-2003 document.
 
-    export_ner(model, labels, options)   # a BertTokenClassifier, its labels, the NerOptions
+    export_ner(model, export_dir, vocab_file=..., labels=[...], max_seq_length=128, ...)
 
 Signatures:
 - `serving_default`: `text` string [batch] (each text one document) -> its entities, in text
@@ -45,7 +45,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.ner.tagging import split_tag
-from bert_tf.serving import write_archive
+from bert_tf.serving import export_model
 from bert_tf.text_graph import _CJK, _PUNCTUATION, InGraphTokenizer
 from bert_tf.tokenization import _is_chinese_char, _is_punctuation
 from bert_tf.windows import graph_doc_spans, graph_is_max_context
@@ -293,49 +293,22 @@ class EntityTagger(tf.Module):
         }
 
 
-def export_ner(model, labels: Sequence[str], options) -> str:
-    """Writes `model` (a BertTokenClassifier over `labels`) as a SavedModel with both
-    signatures, windowing text with the settings of `options` (a NerOptions), to
-    options.export_dir. Returns the export directory."""
-    tagger = EntityTagger(
+def export_ner(model, export_dir: str, **settings) -> str:
+    """Writes `model` (a BertTokenClassifier) as a SavedModel with both signatures; `settings`
+    are `EntityTagger`'s (vocab_file, do_lower_case, labels, max_seq_length, doc_stride).
+    Returns `export_dir`."""
+    tagger = EntityTagger(model, **settings)
+    return export_model(
         model,
-        vocab_file=options.vocab_file,
-        do_lower_case=options.do_lower_case,
-        labels=labels,
-        max_seq_length=options.max_seq_length,
-        doc_stride=options.doc_stride,
-    )
-
-    def serve(input_ids, input_mask, segment_ids):
-        outputs = model(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids},
-            training=False,
-        )
-        return {"logits": outputs["logits"]}
-
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(tagger)
-    archive.add_endpoint(
-        "serve",
-        serve,
-        input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name=name)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        ],
-    )
-    archive.add_endpoint(
-        "serving_default",
+        export_dir,
+        lambda outputs: {"logits": outputs["logits"]},
         tagger.tag,
-        input_signature=[tf.TensorSpec([None], tf.string, name="text")],
-    )
-    return write_archive(
-        archive,
-        options.export_dir,
+        [tf.TensorSpec([None], tf.string, name="text")],
         {
-            "labels": list(labels),
-            "max_seq_length": options.max_seq_length,
-            "doc_stride": options.doc_stride,
-            "do_lower_case": options.do_lower_case,
+            "labels": list(settings["labels"]),
+            "max_seq_length": settings["max_seq_length"],
+            "doc_stride": settings["doc_stride"],
+            "do_lower_case": settings["do_lower_case"],
         },
+        modules=[tagger],
     )

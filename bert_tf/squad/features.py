@@ -13,11 +13,12 @@ Shapes: S = max_seq_length.
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Iterable, Iterator, Sequence
+from collections.abc import Iterator, Sequence
 
-from bert_tf.fileio import atomic_open
+import tensorflow as tf
+
 from bert_tf.squad.data import SquadExample
-from bert_tf.tfrecord import TFRecordWriter, encode_example
+from bert_tf.tfrecord import encode_example
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import DocSpan, doc_spans, is_max_context
 
@@ -169,31 +170,23 @@ def serialize_features(feature: InputFeatures, is_training: bool) -> bytes:
     return encode_example(ints, {})
 
 
-def write_features(
-    features: Iterable[InputFeatures],
-    output_file: str,
-    is_training: bool,
-    pad_to_multiple_of: int = 1,
-    max_seq_length: int | None = None,
-) -> int:
-    """Writes a TFRecord file of the features with the original's feature names (under a
-    temporary name, then renamed); then all-zero records (unique_id 0) up to a multiple of
-    `pad_to_multiple_of`, so that every prediction batch is whole. Returns the number of
-    real features written."""
-    count = 0
-    with atomic_open(output_file, "wb") as f:
-        writer = TFRecordWriter(f)
-        for feature in features:
-            writer.write(serialize_features(feature, is_training))
-            count += 1
-        padding = -count % pad_to_multiple_of
-        if padding:
-            zeros = [0] * max_seq_length
-            record = encode_example(
-                {"unique_ids": [0], "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros},
-                {},
-            )
-            for _ in range(padding):
-                writer.write(record)
-        writer.flush()
-    return count
+def feature_spec(max_seq_length: int, is_training: bool) -> dict:
+    """The records' features, the original's names: unique_ids, input_ids, input_mask,
+    segment_ids, and for training start_positions, end_positions, is_impossible."""
+    spec = {
+        "unique_ids": tf.io.FixedLenFeature([], tf.int64),
+        "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+        "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+        "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+    }
+    if is_training:
+        for name in ("start_positions", "end_positions", "is_impossible"):
+            spec[name] = tf.io.FixedLenFeature([], tf.int64)
+    return spec
+
+
+def padding_record(max_seq_length: int) -> bytes:
+    """An all-zero prediction record, unique_id 0 (no window has it)."""
+    zeros = [0] * max_seq_length
+    ints = {"unique_ids": [0], "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros}
+    return encode_example(ints, {})

@@ -1,7 +1,7 @@
 """A question-answering SavedModel for TF Serving: question and context strings in, the
 answer text and its score out, computed in the graph as run_squad.py computes them.
 
-    export_squad(model, options)   # a BertSpanLabeler and the run's SquadOptions
+    export_squad(model, export_dir, vocab_file=..., max_seq_length=384, ...)
 
 Signatures:
 - `serving_default`: `question`, `context` string [batch] -> `answer` string [batch],
@@ -26,7 +26,7 @@ import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf.serving import write_archive
+from bert_tf.serving import export_model
 from bert_tf.text_graph import InGraphTokenizer
 from bert_tf.windows import graph_is_max_context
 
@@ -288,63 +288,22 @@ def _get_final_text(pred_text, orig_text, tok_text):
     return tf.where(mapped, cut, orig_text)
 
 
-def export_squad(model, options) -> str:
-    """Writes `model` (a BertSpanLabeler) as a SavedModel with both signatures, with the
-    featurization and post-processing settings of `options` (a SquadOptions). Returns the
-    export directory."""
-    answerer = QuestionAnswerer(
+def export_squad(model, export_dir: str, **settings) -> str:
+    """Writes `model` (a BertSpanLabeler) as a SavedModel with both signatures; `settings`
+    are `QuestionAnswerer`'s (the run's featurization and post-processing flags: vocab_file,
+    do_lower_case, max_seq_length, doc_stride, max_query_length, n_best_size,
+    max_answer_length, version_2_with_negative, null_score_diff_threshold). Returns
+    `export_dir`."""
+    answerer = QuestionAnswerer(model, **settings)
+    return export_model(
         model,
-        vocab_file=options.vocab_file,
-        do_lower_case=options.do_lower_case,
-        max_seq_length=options.max_seq_length,
-        doc_stride=options.doc_stride,
-        max_query_length=options.max_query_length,
-        n_best_size=options.n_best_size,
-        max_answer_length=options.max_answer_length,
-        version_2_with_negative=options.version_2_with_negative,
-        null_score_diff_threshold=options.null_score_diff_threshold,
-    )
-
-    def serve(input_ids, input_mask, segment_ids):
-        outputs = model(
-            {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids},
-            training=False,
-        )
-        return {"start_logits": outputs["start_logits"], "end_logits": outputs["end_logits"]}
-
-    archive = keras.export.ExportArchive()
-    archive.track(model)
-    archive.track(answerer)
-    archive.add_endpoint(
-        "serve",
-        serve,
-        input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name=name)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        ],
-    )
-    archive.add_endpoint(
-        "serving_default",
+        export_dir,
+        lambda outputs: {name: outputs[name] for name in ("start_logits", "end_logits")},
         answerer.answer,
-        input_signature=[
+        [
             tf.TensorSpec([None], tf.string, name="question"),
             tf.TensorSpec([None], tf.string, name="context"),
         ],
-    )
-    return write_archive(
-        archive,
-        options.export_dir,
-        {
-            name: getattr(options, name)
-            for name in (
-                "do_lower_case",
-                "max_seq_length",
-                "doc_stride",
-                "max_query_length",
-                "n_best_size",
-                "max_answer_length",
-                "version_2_with_negative",
-                "null_score_diff_threshold",
-            )
-        },
+        {name: value for name, value in settings.items() if name != "vocab_file"},
+        modules=[answerer],
     )

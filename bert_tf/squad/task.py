@@ -1,0 +1,213 @@
+"""SQuAD 1.1 and 2.0 as a fine-tuning task: what run_squad.py runs.
+
+    results = run_squad(SquadOptions(train_file=..., predict_file=..., do_train=True, ...))
+
+Writes to output_dir, as the original: train.tf_record, eval.tf_record, the checkpoints,
+predictions.json, nbest_predictions.json, null_odds.json (SQuAD 2.0), and, when the predict
+file has answers, eval_results.json with the official evaluation's numbers.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from bert_tf.config import BertConfig
+from bert_tf.finetuning import BilstmOptions, FineTuningOptions, TfdsOptions, run_task
+from bert_tf.options import option, options, positive, redefault
+from bert_tf.errors import InputError
+from bert_tf.squad import evaluate
+from bert_tf.squad.data import read_squad_examples, read_squad_file, tfds_squad
+from bert_tf.squad.features import (
+    convert_examples_to_features,
+    feature_spec,
+    padding_record,
+    serialize_features,
+)
+from bert_tf.squad.objective import SpanExtraction
+from bert_tf.squad.postprocess import (
+    NBEST_FILE,
+    NULL_ODDS_FILE,
+    PREDICTIONS_FILE,
+    RawResult,
+    compute_predictions,
+    write_predictions,
+)
+from bert_tf.task import Predictions, Task
+
+# What the exported model needs of the options to featurize and post-process as the run did.
+EXPORT_SETTINGS = (
+    "vocab_file",
+    "do_lower_case",
+    "max_seq_length",
+    "doc_stride",
+    "max_query_length",
+    "n_best_size",
+    "max_answer_length",
+    "version_2_with_negative",
+    "null_score_diff_threshold",
+)
+
+
+@options
+class SquadOptions(FineTuningOptions, TfdsOptions, BilstmOptions):
+    """run_squad.py's flags: the original's (same names and defaults) and ours."""
+
+    train_file: str | None = option(None, "SQuAD json for training, e.g. train-v1.1.json.")
+    predict_file: str | None = option(None, "SQuAD json for predictions, e.g. dev-v1.1.json.")
+    max_seq_length: int = redefault(
+        384,
+        "The maximum total input sequence length after WordPiece tokenization; longer "
+        "contexts are split into windows.",
+    )
+    doc_stride: int = option(
+        128, "When splitting up a long document into chunks, how much stride to take.", positive
+    )
+    max_query_length: int = option(
+        64,
+        "The maximum number of tokens for the question; longer questions are truncated.",
+        positive,
+    )
+    do_predict: bool = redefault(False, "Whether to run prediction on the predict_file.")
+    predict_batch_size: int = redefault(8, "Total batch size for predictions.")
+    n_best_size: int = option(
+        20,
+        "The total number of n-best predictions to write to nbest_predictions.json.",
+        positive,
+    )
+    max_answer_length: int = option(
+        30,
+        "The maximum length of an answer, in WordPiece tokens (start and end are predicted "
+        "independently, so longer spans are dropped).",
+        positive,
+    )
+    verbose_logging: bool = option(
+        False, "Log the warnings of projecting predictions back onto the text."
+    )
+    version_2_with_negative: bool = option(
+        False, "SQuAD 2.0: some questions have no answer in the context."
+    )
+    null_score_diff_threshold: float = option(
+        0.0, "Predict no answer when null score - best non-null score > threshold (SQuAD 2.0)."
+    )
+    use_tfds: bool = redefault(
+        False,
+        "Read tensorflow-datasets' squad/v1.1 (squad/v2.0 with --version_2_with_negative), "
+        "prepared beforehand: train for training, validation for prediction.",
+    )
+    export_dir: str | None = redefault(
+        None, "Also write a SavedModel for TF Serving here (question + context strings, and ids)."
+    )
+
+    def check(self) -> None:
+        super().check()
+        for action, flag in (("do_train", "train_file"), ("do_predict", "predict_file")):
+            if getattr(self, action) and not (getattr(self, flag) or self.use_tfds):
+                raise InputError(f"--{action} needs --{flag} (or --use_tfds)")
+        if self.max_seq_length <= self.max_query_length + 3:
+            raise InputError(
+                f"--max_seq_length={self.max_seq_length} must be greater than "
+                f"--max_query_length={self.max_query_length} + 3 ([CLS], [SEP], [SEP]): "
+                "no room is left for the context"
+            )
+
+
+class SquadTask(Task):
+    """SQuAD's JSON files (or tensorflow-datasets' squad), a start and an end classifier on
+    every position, the best spans as answers and the official evaluation."""
+
+    name = "SQuAD"
+    output_names = ("unique_ids", "start_logits", "end_logits")
+    # The predict file is read as the "dev" split, into the original's eval.tf_record.
+    record_files = {"train": "train.tf_record", "dev": "eval.tf_record"}
+    results_files = {"dev": "eval_results.json"}
+    # As the original: the training examples are shuffled once, with this seed, before they
+    # are written.
+    train_shuffle_seed = 12345
+
+    def prediction_splits(self) -> dict[str, int]:
+        return {"dev": self.options.predict_batch_size} if self.options.do_predict else {}
+
+    def read(self, split: str):
+        options, is_training = self.options, split == "train"
+        if options.use_tfds:
+            name = "squad/v2.0" if options.version_2_with_negative else "squad/v1.1"
+            tfds_split = "train" if is_training else "validation"
+            dataset = tfds_squad(name, tfds_split, options.tfds_data_dir)
+            source = f"{name}[{tfds_split}]"
+        else:
+            source = options.train_file if is_training else options.predict_file
+            dataset = read_squad_file(source)
+        return read_squad_examples(
+            dataset, source, is_training, options.version_2_with_negative
+        )
+
+    def objective(self, config: BertConfig) -> SpanExtraction:
+        return SpanExtraction(bilstm_units=config.hidden_size if self.options.bilstm else None)
+
+    def features(self, examples, split, tokenizer):
+        return convert_examples_to_features(
+            examples,
+            tokenizer,
+            self.options.max_seq_length,
+            self.options.doc_stride,
+            self.options.max_query_length,
+            is_training=split == "train",
+        )
+
+    def serialize(self, feature, is_training: bool) -> bytes:
+        return serialize_features(feature, is_training)
+
+    def padding(self) -> bytes:
+        return padding_record(self.options.max_seq_length)
+
+    def record_spec(self, is_training: bool) -> dict:
+        return feature_spec(self.options.max_seq_length, is_training)
+
+    def output_files(self, split: str) -> list[str]:
+        return [PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE]
+
+    def evaluate(self, split: str, examples, features, predictions: Predictions) -> dict:
+        """Writes the prediction files; the official evaluation when the examples have
+        answers (else {}: a test file)."""
+        options = self.options
+        results = [
+            RawResult(int(unique_id), start, end)
+            for unique_id, start, end in zip(
+                predictions.real("unique_ids"),
+                predictions.real("start_logits").astype(np.float32),
+                predictions.real("end_logits").astype(np.float32),
+                strict=True,
+            )
+        ]
+        answers, nbest, null_odds = compute_predictions(
+            examples,
+            features,
+            results,
+            options.n_best_size,
+            options.max_answer_length,
+            options.do_lower_case,
+            options.version_2_with_negative,
+            options.null_score_diff_threshold,
+            options.verbose_logging,
+        )
+        v2 = options.version_2_with_negative
+        write_predictions(options.output_dir, answers, nbest, null_odds if v2 else None)
+        gold = {example.qas_id: example.answers for example in examples}
+        if not any(gold.values()):
+            return {}
+        if v2:
+            # As `evaluate-v2.0.py predict_file predictions.json --na-prob-file null_odds.json`.
+            return evaluate.evaluate_v2(gold, answers, na_probs=null_odds)
+        return evaluate.evaluate_v1(gold, answers)
+
+    def export(self, model, export_dir: str) -> None:
+        from bert_tf.squad.serving import export_squad  # TensorFlow Text only when exporting
+
+        export_squad(
+            model, export_dir, **{name: getattr(self.options, name) for name in EXPORT_SETTINGS}
+        )
+
+
+def run_squad(options: SquadOptions) -> dict:
+    """Trains and predicts as the original's run_squad.py; returns the evaluation (or {})."""
+    return run_task(SquadTask(options))
