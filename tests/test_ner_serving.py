@@ -19,7 +19,6 @@ from conftest import SAMPLE_DATA, SCRIPT_ENV, tiny_config
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.data import Document, Sentence, label_list
 from bert_tf.ner.features import convert_documents_to_features
-from bert_tf.ner.run import NerOptions
 from bert_tf.ner.serving import EntityTagger, conll_words, conll_words_in_graph, export_ner
 from bert_tf.ner.tagging import chunks
 from bert_tf.tokenization import FullTokenizer
@@ -215,16 +214,15 @@ print(json.dumps({
 
 
 def test_the_saved_model_tags_raw_text_without_bert_tf(tagged, model, tmp_path):
-    options = NerOptions(
-        data_dir=None,
-        bert_config_file="unused",
+    export_dir = export_ner(
+        model,
+        str(tmp_path / "export"),
         vocab_file=VOCAB,
-        output_dir=str(tmp_path),
+        do_lower_case=True,
+        labels=LABELS,
         max_seq_length=MAX_SEQ_LENGTH,
         doc_stride=DOC_STRIDE,
-        export_dir=str(tmp_path / "export"),
     )
-    export_dir = export_ner(model, LABELS, options)
     metadata = json.loads((tmp_path / "export" / "assets.extra" / "bert_tf.json").read_text())
     assert metadata == {
         "labels": LABELS,

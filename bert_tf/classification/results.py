@@ -89,7 +89,9 @@ def write_predictions(
             f.write("index\tprediction\n")
             for example, prediction in zip(examples, predictions, strict=True):
                 f.write(f"{example.index}\t{prediction}\n")
-    logger.info("predictions of %d examples in %s", len(examples), " and ".join([results_file, *submission]))
+    logger.info(
+        "predictions of %d examples in %s", len(examples), " and ".join([results_file, *submission])
+    )
 
 
 def write_test_results(path: str, values: np.ndarray) -> None:

@@ -36,9 +36,7 @@ from bert_tf.task import Predictions, Task
 
 
 @options
-class ClassifierOptions(
-    FineTuningOptions, EvalOptions, DataDirOptions, TfdsOptions, BilstmOptions
-):
+class ClassifierOptions(FineTuningOptions, EvalOptions, DataDirOptions, TfdsOptions, BilstmOptions):
     """run_classifier.py's flags: the original's (same names and defaults) and ours."""
 
     task_name: str = option(

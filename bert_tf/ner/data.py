@@ -59,6 +59,9 @@ class ConllFile:
     def sentences(self) -> list[Sentence]:
         return [s for d in self.documents for s in d.sentences]
 
+    def __len__(self) -> int:
+        return len(self.sentences)
+
     def entity_types(self) -> set[str]:
         return {split_tag(tag)[1] for s in self.sentences for tag in s.tags if tag != "O"}
 

@@ -137,9 +137,7 @@ class SquadTask(Task):
         else:
             source = options.train_file if is_training else options.predict_file
             dataset = read_squad_file(source)
-        return read_squad_examples(
-            dataset, source, is_training, options.version_2_with_negative
-        )
+        return read_squad_examples(dataset, source, is_training, options.version_2_with_negative)
 
     def objective(self, config: BertConfig) -> SpanExtraction:
         return SpanExtraction(bilstm_units=config.hidden_size if self.options.bilstm else None)
