@@ -21,16 +21,19 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.input_pipeline import record_dataset
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.swag.data import SwagExample, get_examples, read_swag_examples
 from bert_tf.swag.features import (
     convert_examples_to_features,
     convert_single_example,
-    swag_dataset,
-    write_features,
+    feature_spec,
+    padding_features,
+    serialize_features,
 )
 from bert_tf.swag.objective import MultipleChoice
+from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
 
 # SWAG's released train.csv header: an unnamed index column first.
@@ -166,11 +169,10 @@ def test_records_read_back_as_4_sequences_per_example_padded_to_whole_batches(to
         for i in range(3)
     ]
     path = str(tmp_path / "eval.tf_record")
-    written = write_features(
-        convert_examples_to_features(examples, 16, tokenizer), path, 16, pad_to_multiple_of=2
-    )
-    assert written == 3
-    batches = list(swag_dataset(path, 16, batch_size=2, is_training=False))
+    records = map(serialize_features, convert_examples_to_features(examples, 16, tokenizer))
+    padding = serialize_features(padding_features(16))
+    assert write_records(path, records, padding, pad_to_multiple_of=2) == 3
+    batches = list(record_dataset(path, feature_spec(16), batch_size=2, is_training=False))
     assert len(batches) == 2  # 3 examples + 1 padding
     first = batches[0]
     assert first["input_ids"].shape == (2, 4, 16) and first["input_ids"].dtype == tf.int32

@@ -10,11 +10,9 @@ from collections.abc import Iterable, Iterator
 
 import tensorflow as tf
 
-from bert_tf.fileio import atomic_open
-from bert_tf.input_pipeline import record_dataset
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.swag.data import NUM_CHOICES, SwagExample
-from bert_tf.tfrecord import TFRecordWriter, encode_example
+from bert_tf.tfrecord import encode_example
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -74,28 +72,6 @@ def serialize_features(features: SwagFeatures) -> bytes:
     )
 
 
-def write_features(
-    features: Iterable[SwagFeatures],
-    output_file: str,
-    max_seq_length: int,
-    pad_to_multiple_of: int = 1,
-) -> int:
-    """A TFRecord file of the features, then padding records (is_real_example 0) up to a
-    multiple of `pad_to_multiple_of` (a batch size: every batch then has the same shape).
-    Written under a temporary name, then renamed. Returns the number of real examples."""
-    count = 0
-    with atomic_open(output_file, "wb") as f:
-        writer = TFRecordWriter(f)
-        for feature in features:
-            writer.write(serialize_features(feature))
-            count += 1
-        padding = serialize_features(padding_features(max_seq_length))
-        for _ in range(-count % pad_to_multiple_of):
-            writer.write(padding)
-        writer.flush()
-    return count
-
-
 def feature_spec(max_seq_length: int) -> dict:
     shape = [NUM_CHOICES, max_seq_length]
     return {
@@ -105,15 +81,3 @@ def feature_spec(max_seq_length: int) -> dict:
         "label_ids": tf.io.FixedLenFeature([], tf.int64),
         "is_real_example": tf.io.FixedLenFeature([], tf.int64),
     }
-
-
-def swag_dataset(
-    input_file: str,
-    max_seq_length: int,
-    batch_size: int,
-    is_training: bool,
-    seed: int | None = None,
-) -> tf.data.Dataset:
-    """Batches of {input_ids, input_mask, segment_ids: [B, 4, S] int32, label_ids: [B] int32,
-    is_real_example: [B] int32} (+ example_index [B] when not training)."""
-    return record_dataset(input_file, feature_spec(max_seq_length), batch_size, is_training, seed)
