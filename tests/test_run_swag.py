@@ -6,7 +6,9 @@ each kind of bad input, and the paper's Table 4 script in its small setting."""
 from __future__ import annotations
 
 import csv
+import json
 import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -17,6 +19,7 @@ HEADER = [
     "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
     "ending0", "ending1", "ending2", "ending3", "label",
 ]  # fmt: skip
+SERVED_COLUMNS = ("sent1", "sent2", "ending0", "ending1", "ending2", "ending3")
 OBJECTS = ["ball", "book", "cup", "hat", "phone", "box", "dog", "cat"]
 
 
@@ -79,10 +82,13 @@ def read_outputs(output_dir) -> dict:
 @pytest.fixture(scope="module")
 def trained(setup) -> dict:
     output_dir = setup["root"] / "out"
-    args = swag_args(setup, output_dir, "--do_train", "--do_eval", "--do_predict")
+    export_dir = setup["root"] / "export"
+    args = swag_args(
+        setup, output_dir, "--do_train", "--do_eval", "--do_predict", f"--export_dir={export_dir}"
+    )
     result = run_script(*args, timeout=600)
     assert result.returncode == 0, result.stderr[-3000:]
-    return {"output_dir": output_dir, "outputs": read_outputs(output_dir)}
+    return {"output_dir": output_dir, "export_dir": export_dir, "outputs": read_outputs(output_dir)}
 
 
 def test_writes_eval_results_test_probabilities_and_predictions(trained):
@@ -102,6 +108,46 @@ def test_writes_eval_results_test_probabilities_and_predictions(trained):
     assert rows[0] == ["id", "pred"]
     assert [row[0] for row in rows[1:]] == ["300", "301", "302", "303", "304"]  # fold-ind
     assert [int(row[1]) for row in rows[1:]] == probabilities.argmax(axis=1).tolist()
+
+
+SERVE = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the ops the tokenizer uses)
+model = tf.saved_model.load(sys.argv[1])
+columns = {name: tf.constant(values) for name, values in json.loads(sys.argv[2]).items()}
+text = model.signatures["serving_default"](**columns)
+ids = model.signatures["serve"](
+    input_ids=tf.ones([1, 4, 5], tf.int32), input_mask=tf.ones([1, 4, 5], tf.int32),
+    segment_ids=tf.zeros([1, 4, 5], tf.int32),
+)
+print(json.dumps({
+    "probabilities": text["probabilities"].numpy().tolist(),
+    "label_id": text["label_id"].numpy().tolist(),
+    "ids_probabilities": list(ids["probabilities"].shape),
+    "imported": sorted({m.split(".")[0] for m in sys.modules if m.startswith("bert_tf")}),
+}))
+"""
+
+
+def test_the_saved_model_scores_swag_columns_as_the_fine_tuned_model(trained, setup):
+    header, *rows = swag_rows(5, 3, test=True)
+    columns = {name: [row[header.index(name)] for row in rows] for name in SERVED_COLUMNS}
+    result = subprocess.run(
+        [sys.executable, "-c", SERVE, str(trained["export_dir"]), json.dumps(columns)],
+        cwd=setup["root"],
+        env={**SCRIPT_ENV, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.splitlines()[-1])
+    assert served["imported"] == []  # the SavedModel alone, without bert_tf
+    in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
+    np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
+    assert served["label_id"] == in_process.argmax(axis=1).tolist()
+    assert served["ids_probabilities"] == [1, 4]
 
 
 def test_a_rerun_restores_the_fine_tuned_model_and_predicts_the_same(trained, setup):

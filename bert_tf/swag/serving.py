@@ -9,8 +9,7 @@ Signatures:
   ending predicted). Each choice is packed as run_swag.py packs it, `[CLS] sent1 [SEP] sent2
   ending_i [SEP]`, tokenized in the graph (`text_graph.InGraphTokenizer`: the ids equal
   FullTokenizer's).
-- `serve`: `input_ids`, `input_mask`, `segment_ids` int32 [batch, 4, seq] -> `logits`
-  float32 [batch, 4].
+- `serve`: `input_ids`, `input_mask`, `segment_ids` int32 [batch, 4, seq] -> the same.
 """
 
 from __future__ import annotations
