@@ -94,14 +94,6 @@ class FineTuningOptions(TrainingOptions):
 
 
 @options
-class EvalOptions(Options):
-    """--do_eval: the tasks with a labelled dev set scored apart from the test set."""
-
-    do_eval: bool = option(False, "Whether to run eval on the dev set.")
-    eval_batch_size: int = option(8, "Total batch size for eval.", positive)
-
-
-@options
 class TfdsOptions(Options):
     """Reading the task from tensorflow-datasets instead of its files."""
 

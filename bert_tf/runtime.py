@@ -123,6 +123,14 @@ class TrainingOptions(RuntimeOptions):
     )
 
 
+@options
+class EvalOptions(Options):
+    """--do_eval: evaluation apart from training (and, fine-tuning, from the test set)."""
+
+    do_eval: bool = option(False, "Whether to run eval on the dev set.")
+    eval_batch_size: int = option(8, "Total batch size for eval.", positive)
+
+
 def build_trainer(
     strategy: tf.distribute.Strategy,
     options: TrainingOptions,

@@ -324,12 +324,13 @@ def test_a_left_to_right_model_fine_tunes_left_to_right(tmp_path):
     from bert_tf.config import BertConfig
     from bert_tf.modeling.classifier import BertClassifier
     from bert_tf.pretraining.objectives import get_objective
-    from bert_tf.pretraining.run import PretrainingOptions, export_pretrained
+    from bert_tf.pretraining.run import export_pretrained
 
     # run_pretraining --objective=ltr exports bert_config.json with causal_attention: true.
-    options = PretrainingOptions("unused", "unused", str(tmp_path), objective="ltr")
-    export_pretrained(get_objective("ltr").build_model(CONFIG), CONFIG, options)
-    causal = BertConfig.from_json_file(tmp_path / "pretrained" / "bert_config.json")
-    assert causal.extra == {"causal_attention": True}
+    export_pretrained(get_objective("ltr").build_model(CONFIG), str(tmp_path))
+    written = tmp_path / "pretrained" / "bert_config.json"
+    assert '"causal_attention": true' in written.read_text()
+    causal = BertConfig.from_json_file(written)
+    assert causal.causal_attention and causal.extra == {}
     assert BertClassifier(causal, 2).encoder.config.causal_attention
     assert not BertClassifier(CONFIG, 2).encoder.config.causal_attention

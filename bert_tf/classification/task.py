@@ -18,20 +18,19 @@ from bert_tf.classification.features import (
 )
 from bert_tf.classification.objective import Classification
 from bert_tf.classification.processors import PROCESSORS, DataProcessor, get_processor
-from bert_tf.classification.results import evaluation_results, prediction_files
-from bert_tf.classification.results import write_predictions
+from bert_tf.classification.results import evaluation_results, prediction_files, write_predictions
 from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning import (
     BilstmOptions,
     DataDirOptions,
-    EvalOptions,
     FineTuningOptions,
     TfdsOptions,
     run_task,
 )
 from bert_tf.options import option, options, redefault
+from bert_tf.runtime import EvalOptions
 from bert_tf.task import Predictions, Task
 
 

@@ -41,7 +41,6 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 
-import keras
 import tensorflow as tf
 
 from bert_tf.ner.tagging import split_tag

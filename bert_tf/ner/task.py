@@ -20,7 +20,6 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning import (
     DataDirOptions,
-    EvalOptions,
     FineTuningOptions,
     TfdsOptions,
     run_task,
@@ -43,6 +42,7 @@ from bert_tf.ner.features import (
 )
 from bert_tf.ner.objective import TokenClassification
 from bert_tf.options import one_of, option, options, positive, redefault
+from bert_tf.runtime import EvalOptions
 from bert_tf.task import Predictions, Task
 
 LABELS_FILE = "labels.txt"

@@ -22,7 +22,6 @@ tests/test_run_squad.py checks that it answers as predictions.json does.
 
 from __future__ import annotations
 
-import keras
 import tensorflow as tf
 import tensorflow_text as tf_text
 

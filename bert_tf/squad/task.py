@@ -12,9 +12,9 @@ from __future__ import annotations
 import numpy as np
 
 from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
 from bert_tf.finetuning import BilstmOptions, FineTuningOptions, TfdsOptions, run_task
 from bert_tf.options import option, options, positive, redefault
-from bert_tf.errors import InputError
 from bert_tf.squad import evaluate
 from bert_tf.squad.data import read_squad_examples, read_squad_file, tfds_squad
 from bert_tf.squad.features import (

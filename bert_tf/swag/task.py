@@ -20,8 +20,9 @@ import numpy as np
 from bert_tf.classification.results import evaluation_results, softmax, write_test_results
 from bert_tf.config import BertConfig
 from bert_tf.fileio import atomic_open
-from bert_tf.finetuning import DataDirOptions, EvalOptions, FineTuningOptions, run_task
+from bert_tf.finetuning import DataDirOptions, FineTuningOptions, run_task
 from bert_tf.options import options, redefault
+from bert_tf.runtime import EvalOptions
 from bert_tf.swag.data import SwagExample, get_examples
 from bert_tf.swag.features import (
     convert_examples_to_features,
