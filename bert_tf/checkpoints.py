@@ -24,18 +24,12 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
-from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
-from bert_tf.modeling.span_labeler import BertSpanLabeler
-from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.training import KEPT_CHECKPOINTS_DIR
 
 logger = logging.getLogger(__name__)
-
-# The encoder with a task head: its pre-trained part comes from a pre-training checkpoint.
-FINE_TUNING_MODELS = (BertClassifier, BertSpanLabeler, BertTokenClassifier, BertMultipleChoice)
 
 # Training state in original checkpoints that is not part of the model: Adam slots
 # (`<var>/adam_m`, `<var>/adam_v`, or Keras-style `Adam`), the step and loss-scale counters.
@@ -92,47 +86,33 @@ def _pretraining_head_names(pretrainer: BertPretrainer) -> dict[str, keras.Varia
     }
 
 
-def _classifier_head_names(classifier) -> dict[str, keras.Variable]:
-    # The original's run_classifier creates these at the top-level scope (the NER token
-    # classifier, which the original lacks, names its head the same way).
-    head = classifier.classifier
-    return {"output_weights": head.output_weights, "output_bias": head.output_bias}
-
-
-def _span_head_names(labeler: BertSpanLabeler) -> dict[str, keras.Variable]:
-    head = labeler.span_head
-    return {
-        "cls/squad/output_weights": head.output_weights,
-        "cls/squad/output_bias": head.output_bias,
-    }
-
-
-def _head_names(model: keras.Model) -> dict[str, keras.Variable]:
-    """The variables outside the encoder: the pre-training heads, the classifier or the
-    SQuAD span head."""
-    if isinstance(model, BertPretrainer):
-        return _pretraining_head_names(model)
-    if isinstance(model, BertClassifier | BertTokenClassifier | BertMultipleChoice):
-        # The multiple-choice head is the classifier's with one output: the choice vector.
-        return _classifier_head_names(model)
-    if isinstance(model, BertSpanLabeler):
-        return _span_head_names(model)
-    return {}
+# A task head's scope in the original's checkpoints, by its layer name: run_classifier
+# creates `output_weights`, `output_bias` at the top level (the NER token classifier and the
+# SWAG choice vector, which the original lacks, are named the same way), run_squad under
+# `cls/squad/`.
+HEAD_SCOPES = {"classifier": "", "squad": "cls/squad/"}
 
 
 def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
     """The name table: original TF1 variable name -> the model's Keras variable.
 
-    `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`), a
-    `BertClassifier` (plus the original classifier's `output_weights`, `output_bias`) or a
-    `BertSpanLabeler` (plus `cls/squad/output_weights`, `cls/squad/output_bias`); a
-    `BertTokenClassifier` (NER) or `BertMultipleChoice` (SWAG, [1, H]) has the classifier's
-    `output_weights` and `output_bias`.
+    `model` is a `BertEncoder` (the `bert/` variables), a `BertPretrainer` (plus `cls/`), or a
+    fine-tuning `BertTaskModel`: plus its head's `output_weights` and `output_bias` in the
+    scope of `HEAD_SCOPES` (the classifier's [num_labels, H] at the top level, SQuAD's
+    [2, H] under `cls/squad/`, NER's per-token classifier and SWAG's [1, H] choice vector as
+    the classifier's).
     """
-    if isinstance(model, (BertPretrainer, *FINE_TUNING_MODELS)):
-        return {**_encoder_names(model.encoder), **_head_names(model)}
     if isinstance(model, BertEncoder):
         return _encoder_names(model)
+    if isinstance(model, BertPretrainer):
+        return {**_encoder_names(model.encoder), **_pretraining_head_names(model)}
+    if isinstance(model, BertTaskModel):
+        scope = HEAD_SCOPES[model.head.name]
+        return {
+            **_encoder_names(model.encoder),
+            f"{scope}output_weights": model.head.output_weights,
+            f"{scope}output_bias": model.head.output_bias,
+        }
     raise TypeError(f"no original names are known for {type(model).__name__}")
 
 
@@ -193,7 +173,10 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
     skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
     unexpected = sorted(set(shapes) - set(table) - set(skipped))
     missing = sorted(set(table) - set(shapes))
-    head_names = list(_head_names(model))
+    # The heads: what a model has beyond the encoder (a pre-training checkpoint has no task
+    # head, a released one no pre-training heads).
+    encoder = model if isinstance(model, BertEncoder) else model.encoder
+    head_names = sorted(set(table) - set(_encoder_names(encoder)))
     missing_heads = [name for name in missing if name in head_names]
     missing_encoder = [name for name in missing if name not in head_names]
     if missing_encoder:
@@ -222,7 +205,7 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
 
     if missing_heads:
         logger.log(
-            logging.INFO if isinstance(model, FINE_TUNING_MODELS) else logging.WARNING,
+            logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
             "%s has no %s; they keep their initial values",
             prefix,
             _listing(missing_heads),
@@ -267,7 +250,7 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
 
 
 def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
-    """Loads `model` (a `BertPretrainer`, `BertEncoder`, `BertClassifier` or `BertSpanLabeler`)
+    """Loads `model` (a `BertEncoder`, `BertPretrainer` or fine-tuning `BertTaskModel`)
     from either kind of checkpoint: the original's names (see `load_original_checkpoint`) or a
     bert_tf training checkpoint (`ckpt-<step>`, or its directory; a fine-tuning model takes
     its encoder from it).
@@ -285,7 +268,7 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         return prefix
     if isinstance(model, BertPretrainer):
         state = {"model": model}
-    elif isinstance(model, FINE_TUNING_MODELS):
+    elif isinstance(model, BertTaskModel):
         state = {"encoder": model.encoder}
     else:
         state = {"encoder": model}

@@ -71,7 +71,7 @@ def test_the_bilstm_span_labeler_scores_every_position_from_the_bilstm():
     model = BertSpanLabeler(CONFIG, bilstm_units=8)
     outputs = model(inputs(IDS))
     assert outputs["start_logits"].shape == (2, 5)
-    assert model.span_head.output_weights.shape == (2, 16)  # [2, 2 * units]
+    assert model.head.output_weights.shape == (2, 16)  # [2, 2 * units]
     trained = {id(v) for v in SpanExtraction(bilstm_units=8).trainable_variables(model)}
     assert {id(v) for v in model.get_layer("bilstm").trainable_variables} <= trained
 

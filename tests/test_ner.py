@@ -217,7 +217,7 @@ def inputs(batch: int = 2, length: int = 7) -> dict:
 def test_fine_tuning_logits_are_the_classifier_on_every_position():
     model = BertTokenClassifier(tiny_config(), num_labels=9)
     outputs = model(inputs(), training=False)
-    head = model.classifier
+    head = model.head
     expected = np.asarray(outputs["sequence_output"]) @ np.asarray(
         head.output_weights
     ).T + np.asarray(head.output_bias)
@@ -276,7 +276,7 @@ def test_the_pooler_is_not_trained():
     model = BertTokenClassifier(tiny_config(), 3)
     trainable = {id(v) for v in TokenClassification(3).trainable_variables(model)}
     assert not any(id(v) in trainable for v in model.encoder.pooler.variables)
-    assert id(model.classifier.output_weights) in trainable
+    assert id(model.head.output_weights) in trainable
 
 
 def test_tensorflow_datasets_conll2003_reads_as_the_column_file(tmp_path):

@@ -98,7 +98,7 @@ def model():
     argmax label changes from word to word (all kinds of tag sequences occur)."""
     keras.utils.set_random_seed(0)
     model = BertTokenClassifier(tiny_config(), num_labels=len(LABELS))
-    classifier = model.classifier
+    classifier = model.head
     rng = np.random.default_rng(1)
     classifier.output_weights.assign(rng.normal(0, 1, classifier.output_weights.shape))
     # Hidden states share a direction that would favour some labels everywhere: centre the

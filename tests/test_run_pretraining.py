@@ -259,9 +259,7 @@ def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_pa
 
     result = run_script(*pretraining_args(setup, output_dir, num_train_steps=killed_at + 5))
     assert result.returncode == 0, result.stderr
-    assert f"restored {output_dir / f'ckpt-{killed_at}'} (step {killed_at})" in (
-        result.stderr
-    )
+    assert f"restored {output_dir / f'ckpt-{killed_at}'} (step {killed_at})" in (result.stderr)
     train = summaries(output_dir / "train")
     # The schedule continues where it stopped: lr(killed_at + 4) at step killed_at + 5.
     total = killed_at + 5

@@ -214,7 +214,7 @@ def test_logits_are_one_vector_dotted_with_each_choices_pooled_cls(model):
     inputs = model_inputs()
     flat = {name: value.reshape(12, 10) for name, value in inputs.items()}  # [B * C, S]
     pooled = model.encoder(flat, training=False)["pooled_output"].numpy()  # [B * C, H]
-    head = model.classifier
+    head = model.head
     assert head.output_weights.shape == (1, 32) and head.output_bias.shape == (1,)
     expected = pooled @ head.output_weights.numpy()[0] + head.output_bias.numpy()[0]  # [B * C]
     logits = model(inputs, training=False)["logits"].numpy()

@@ -9,13 +9,11 @@ from bert_tf.config import BertConfig
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-
-# The original's classifier dropout: keep_prob 0.9, fixed (not the config's dropout).
-CLASSIFIER_DROPOUT = 0.1
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertClassifier(keras.Model):
+class BertClassifier(BertTaskModel):
     """Encoder + `ClassifierHead` (dropout 0.1, then [num_labels, H] weights).
 
     Inputs (a dict): `input_ids`, `input_mask`, `segment_ids` [B, S] int32.
@@ -53,25 +51,5 @@ class BertClassifier(keras.Model):
             dropout_rate=CLASSIFIER_DROPOUT,
             name="classifier",
         )(summary)
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
-        self.num_labels = num_labels
-        self.bilstm_units = bilstm_units
-        self.encoder = encoder
-
-    @property
-    def classifier(self) -> ClassifierHead:
-        return self.get_layer("classifier")
-
-    def get_config(self) -> dict:
-        return {
-            "config": self.config.to_dict(),
-            "num_labels": self.num_labels,
-            "bilstm_units": self.bilstm_units,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertClassifier:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)
+        settings = {"num_labels": num_labels, "bilstm_units": bilstm_units}
+        super().__init__(config, encoder, inputs, outputs, settings, **kwargs)

@@ -11,9 +11,9 @@ import keras
 from keras import ops
 
 from bert_tf.config import BertConfig
-from bert_tf.modeling.classifier import CLASSIFIER_DROPOUT
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -32,7 +32,7 @@ class ChoicesToBatch(keras.layers.Layer):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertMultipleChoice(keras.Model):
+class BertMultipleChoice(BertTaskModel):
     """Encoder + a `ClassifierHead` with one output (dropout 0.1, then the vector
     `output_weights` [1, H] and `output_bias` [1]) on each choice's pooled [CLS] vector.
 
@@ -84,23 +84,4 @@ class BertMultipleChoice(keras.Model):
             "logits": ops.reshape(scores, (-1, num_choices)),  # [B, C]
             "pooled_output": ops.reshape(pooled, (-1, num_choices, config.hidden_size)),
         }
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
-        self.num_choices = num_choices
-        self.encoder = encoder
-
-    @property
-    def classifier(self) -> ClassifierHead:
-        return self.get_layer("classifier")
-
-    def get_config(self) -> dict:
-        return {
-            "config": self.config.to_dict(),
-            "num_choices": self.num_choices,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertMultipleChoice:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)
+        super().__init__(config, encoder, inputs, outputs, {"num_choices": num_choices}, **kwargs)

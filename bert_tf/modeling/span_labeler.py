@@ -12,10 +12,11 @@ from bert_tf.config import BertConfig
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
+from bert_tf.modeling.task_model import BertTaskModel
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertSpanLabeler(keras.Model):
+class BertSpanLabeler(BertTaskModel):
     """Encoder + a 2-way `ClassifierHead` at every position (no dropout on the head, as the
     original).
 
@@ -49,23 +50,5 @@ class BertSpanLabeler(keras.Model):
         )  # [B, S, 2]
         outputs["start_logits"] = ops.take(logits, 0, axis=-1)  # [B, S]
         outputs["end_logits"] = ops.take(logits, 1, axis=-1)  # [B, S]
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
-        self.bilstm_units = bilstm_units
-        self.encoder = encoder
-
-    @property
-    def span_head(self) -> ClassifierHead:
-        return self.get_layer("squad")
-
-    def get_config(self) -> dict:
-        return {
-            "config": self.config.to_dict(),
-            "bilstm_units": self.bilstm_units,
-            "name": self.name,
-        }
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertSpanLabeler:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)
+        settings = {"bilstm_units": bilstm_units}
+        super().__init__(config, encoder, inputs, outputs, settings, **kwargs)

@@ -17,9 +17,9 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.bilstm import bilstm
-from bert_tf.modeling.classifier import CLASSIFIER_DROPOUT
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
 
 # The rows of Table 7's feature-based half, by flag value.
 FEATURES = (
@@ -89,7 +89,7 @@ def bert_features(outputs: dict, feature: str, mix_name: str = "scalar_mix"):
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertTokenClassifier(keras.Model):
+class BertTokenClassifier(BertTaskModel):
     """Encoder + a label classifier at every position.
 
     Inputs (a dict): `input_ids`, `input_mask`, `segment_ids` [B, S] int32.
@@ -131,27 +131,9 @@ class BertTokenClassifier(keras.Model):
             dropout_rate=CLASSIFIER_DROPOUT,
             name="classifier",
         )(hidden)  # [B, S, num_labels]
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
-        self.num_labels = num_labels
-        self.feature_based = feature_based
-        self.lstm_units = lstm_units
-        self.encoder = encoder
-
-    @property
-    def classifier(self) -> ClassifierHead:
-        return self.get_layer("classifier")
-
-    def get_config(self) -> dict:
-        return {
-            "config": self.config.to_dict(),
-            "num_labels": self.num_labels,
-            "feature_based": self.feature_based,
-            "lstm_units": self.lstm_units,
-            "name": self.name,
+        settings = {
+            "num_labels": num_labels,
+            "feature_based": feature_based,
+            "lstm_units": lstm_units,
         }
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertTokenClassifier:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)
+        super().__init__(config, encoder, inputs, outputs, settings, **kwargs)
