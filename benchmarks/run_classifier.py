@@ -18,22 +18,20 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 
-import keras  # noqa: E402
-import numpy as np  # noqa: E402
-import tensorflow as tf  # noqa: E402
-from timing import best_rate  # noqa: E402  (benchmarks/timing.py)
+import keras
+import numpy as np
+import tensorflow as tf
+from timing import best_rate  # benchmarks/timing.py
 
-from bert_tf.classification.objective import Classification  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.optimization import create_optimizer  # noqa: E402
-from bert_tf.serving import export_classifier  # noqa: E402
-from bert_tf.training import Trainer  # noqa: E402
+from bert_tf.classification.objective import Classification
+from bert_tf.config import BertConfig
+from bert_tf.optimization import create_optimizer
+from bert_tf.serving import export_classifier
+from bert_tf.training import Trainer
 
 SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sample_data", "vocab.txt")

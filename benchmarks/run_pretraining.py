@@ -159,7 +159,6 @@ def repeated(data):
 
 def build_ours(args, features: dict):
     """bert_tf's training step: returns `run(num_steps)`."""
-    sys.path.insert(0, REPO)
     import tensorflow as tf
 
     from bert_tf.config import BertConfig

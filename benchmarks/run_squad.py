@@ -17,13 +17,10 @@ from __future__ import annotations
 
 import argparse
 import os
-import sys
 import tempfile
 import time
 
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, REPO)
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is imported
 
 import keras  # noqa: E402
 import numpy as np  # noqa: E402
@@ -35,10 +32,11 @@ from bert_tf.modeling.span_labeler import BertSpanLabeler  # noqa: E402
 from bert_tf.squad.data import read_squad_examples, read_squad_file  # noqa: E402
 from bert_tf.squad.features import convert_examples_to_features  # noqa: E402
 from bert_tf.squad.postprocess import RawResult, compute_predictions  # noqa: E402
-from bert_tf.squad.task import EXPORT_SETTINGS, SquadOptions  # noqa: E402
 from bert_tf.squad.serving import export_squad  # noqa: E402
+from bert_tf.squad.task import EXPORT_SETTINGS, SquadOptions  # noqa: E402
 from bert_tf.tokenization import FullTokenizer  # noqa: E402
 
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
 SIZES = {"tiny": (2, 128), "mini": (4, 256), "base": (12, 768)}
 VOCAB = os.path.join(REPO, "sample_data", "vocab.txt")
 DEV = os.path.join(REPO, "..", "shared", "data", "squad", "dev-v1.1.json")
@@ -85,7 +83,8 @@ def prediction(size: str, examples, features, args) -> list[tuple]:
     with tempfile.TemporaryDirectory() as tmp:
         options = SquadOptions(bert_config_file="", vocab_file=VOCAB, output_dir=tmp)
         export_dir = os.path.join(tmp, "export")
-        export_squad(model, export_dir, **{name: getattr(options, name) for name in EXPORT_SETTINGS})
+        settings = {name: getattr(options, name) for name in EXPORT_SETTINGS}
+        export_squad(model, export_dir, **settings)
         served = tf.saved_model.load(export_dir).signatures["serving_default"]
         for count in (1, 8):
             questions = tf.constant([e.question_text for e in examples[:count]])

@@ -27,7 +27,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
 
     The decay counts from step 0, warmup included, and warmup replaces (does not multiply)
     the decayed value, as the original's polynomial_decay + warmup. The update that takes
-    the model from step t to t + 1 uses lr(t) (../shared/SPEC.md decisions).
+    the model from step t to t + 1 uses lr(t), as the original's `global_step` before its
+    increment.
     """
 
     def __init__(self, init_lr: float, num_train_steps: int, num_warmup_steps: int) -> None:

@@ -5,8 +5,8 @@ SavedModel carries, so TF Serving can tokenize: invalid UTF-8 dropped; control c
 dropped and whitespace mapped to spaces (`_clean_text`); spaces around CJK ideographs;
 lower-casing, NFD and accent stripping (uncased models only); splits at whitespace and at
 every punctuation character; words of more than 200 characters become [UNK]; greedy
-longest-match-first WordPiece. tests/test_text_graph.py compares both on
-../shared/oracle/tokenization/cases.jsonl; the known differences are listed there.
+longest-match-first WordPiece. tests/test_text_graph.py compares both on the original's
+tokenization cases (tests/fixtures/tokenization/cases.jsonl).
 
 Why not tensorflow-text's own `BertTokenizer`: it does not drop control characters, case-folds
 instead of lower-casing, and counts a word's length in bytes, so it differs from the original

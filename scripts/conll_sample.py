@@ -8,13 +8,9 @@ with the -DOCSTART- lines of their documents (a small NER data set from the real
 from __future__ import annotations
 
 import argparse
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf.fileio import atomic_write_text  # noqa: E402
-from bert_tf.ner.data import read_conll_file  # noqa: E402
+from bert_tf.fileio import atomic_write_text
+from bert_tf.ner.data import read_conll_file
 
 
 def main() -> None:

@@ -12,19 +12,16 @@ for each [MASK] one line gives the `top_k` most probable tokens and their probab
 from __future__ import annotations
 
 import os
-import sys
 
 import numpy as np
 from absl import flags
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf import cli  # noqa: E402
-from bert_tf.checkpoints import load_original_checkpoint  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.errors import InputError  # noqa: E402
-from bert_tf.modeling.pretrainer import BertPretrainer  # noqa: E402
-from bert_tf.tokenization import FullTokenizer  # noqa: E402
+from bert_tf import cli
+from bert_tf.checkpoints import load_original_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
+from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.tokenization import FullTokenizer
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(

@@ -16,18 +16,14 @@ initializer; vocab_size is the number of lines of --vocab_file.
 from __future__ import annotations
 
 import logging
-import os
 import re
-import sys
 
 from absl import flags
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf import cli  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.errors import InputError  # noqa: E402
-from bert_tf.tokenization import load_vocab  # noqa: E402
+from bert_tf import cli
+from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
+from bert_tf.tokenization import load_vocab
 
 # name: (L = num_hidden_layers, H = hidden_size, A = num_attention_heads)
 SIZES = {

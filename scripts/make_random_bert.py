@@ -13,17 +13,14 @@ from __future__ import annotations
 
 import logging
 import os
-import sys
 
 import keras
 from absl import flags
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf import cli  # noqa: E402
-from bert_tf.checkpoints import save_original_checkpoint  # noqa: E402
-from bert_tf.config import BertConfig  # noqa: E402
-from bert_tf.modeling.pretrainer import BertPretrainer  # noqa: E402
+from bert_tf import cli
+from bert_tf.checkpoints import save_original_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import BertPretrainer
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("bert_config_file", None, "The architecture, an original bert_config.json.")

@@ -10,13 +10,9 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf.fileio import atomic_write_text  # noqa: E402
-from bert_tf.squad.data import read_squad_file  # noqa: E402
+from bert_tf.fileio import atomic_write_text
+from bert_tf.squad.data import read_squad_file
 
 
 def main() -> None:

@@ -27,12 +27,10 @@ import warnings
 
 from absl import flags
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf import cli  # noqa: E402
-from bert_tf.errors import InputError  # noqa: E402
-from bert_tf.fileio import atomic_write_text  # noqa: E402
-from bert_tf.pretraining.corpus import split_sentences  # noqa: E402
+from bert_tf import cli
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_write_text
+from bert_tf.pretraining.corpus import split_sentences
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("output_file", None, "Where the corpus text goes.")

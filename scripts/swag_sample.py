@@ -15,12 +15,9 @@ import argparse
 import csv
 import os
 import random
-import sys
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-
-from bert_tf.fileio import atomic_open  # noqa: E402
-from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES  # noqa: E402
+from bert_tf.fileio import atomic_open
+from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES
 
 HEADER = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", *ENDINGS]
 # Few objects and short sentences: a random BERT-Tiny then learns the task within the paper's

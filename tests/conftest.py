@@ -19,6 +19,19 @@ FIXTURES = REPO / "tests" / "fixtures"
 ORACLE_FIXTURES = FIXTURES / "oracle"
 SHARED_ORACLE = REPO.parent / "shared" / "oracle"
 SAMPLE_DATA = REPO / "sample_data"
+# The original's tokenization cases and vocabs (tests/fixtures/tokenization).
+CASES_FILE = FIXTURES / "tokenization" / "cases.jsonl"
+CASED_VOCAB = FIXTURES / "tokenization" / "cased_test_vocab.txt"
+UNCASED_VOCAB = SAMPLE_DATA / "vocab.txt"
+# SQuAD files the original's run_squad.py was run on (tests/fixtures/squad): name -> (file,
+# is_training, version_2_with_negative).
+SQUAD_FIXTURES = FIXTURES / "squad"
+SQUAD_FEATURE_SETS = {
+    "v1_predict": ("v1_sample.json", False, False),
+    "v1_train": ("v1_train_sample.json", True, False),
+    "v2_predict": ("v2_sample.json", False, True),
+    "v2_train": ("v2_train_sample.json", True, True),
+}
 
 SCRIPT_ENV = {
     **os.environ,
@@ -122,3 +135,67 @@ def tiny_config():
         max_position_embeddings=64,
         type_vocab_size=2,
     )
+
+
+def write_tsv(path, rows) -> None:
+    """A tab-separated file of `rows` (lists of cells), as GLUE's."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+
+
+def squad_features(name: str, max_seq_length: int = 96):
+    """Our examples and windows of a SQuAD fixture file (SQUAD_FEATURE_SETS), with the
+    settings the original was run with (doc_stride 32, max_query_length 16)."""
+    from bert_tf.squad.data import read_squad_examples, read_squad_file
+    from bert_tf.squad.features import convert_examples_to_features
+    from bert_tf.tokenization import FullTokenizer
+
+    file, is_training, version_2 = SQUAD_FEATURE_SETS[name]
+    examples = read_squad_examples(
+        read_squad_file(str(SQUAD_FIXTURES / file)), file, is_training, version_2
+    )
+    tokenizer = FullTokenizer(str(UNCASED_VOCAB), do_lower_case=True)
+    features = list(
+        convert_examples_to_features(examples, tokenizer, max_seq_length, 32, 16, is_training)
+    )
+    return examples, features
+
+
+def recipe_logits(unique_id: int) -> tuple[np.ndarray, np.ndarray]:
+    """The SQuAD fixtures' logits of a window: seeded by its unique_id, float32 [96] each."""
+    rng = np.random.default_rng(unique_id)
+    start = rng.normal(size=96) * 3
+    end = rng.normal(size=96) * 3
+    return start.astype(np.float32), end.astype(np.float32)
+
+
+def tiny_pretraining_config():
+    """A tiny BertConfig without dropout (deterministic training-loop tests)."""
+    from bert_tf.config import BertConfig
+
+    return BertConfig(**tiny_config_dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
+
+
+def record_batch(batch: int = 4, seq: int = 12, predictions: int = 3, seed: int = 0) -> dict:
+    """Pre-training features as the input pipeline gives them: int32, padded predictions
+    with weight 0 (for `tiny_pretraining_config()`'s vocab)."""
+    vocab_size = tiny_pretraining_config().vocab_size
+    rng = np.random.default_rng(seed)
+    input_ids = rng.integers(5, vocab_size, (batch, seq)).astype(np.int32)
+    input_mask = np.ones((batch, seq), np.int32)
+    input_mask[:, -2:] = 0
+    positions = np.stack(
+        [rng.choice(np.arange(1, seq - 2), predictions, replace=False) for _ in range(batch)]
+    ).astype(np.int32)
+    weights = np.ones((batch, predictions), np.float32)
+    weights[0, -1] = 0.0
+    positions[0, -1] = 0
+    return {
+        "input_ids": input_ids,
+        "input_mask": input_mask,
+        "segment_ids": np.zeros((batch, seq), np.int32),
+        "masked_lm_positions": positions,
+        "masked_lm_ids": rng.integers(5, vocab_size, (batch, predictions)).astype(np.int32),
+        "masked_lm_weights": weights,
+        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
+    }

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
-from test_tokenization import UNCASED_VOCAB
+from conftest import UNCASED_VOCAB, tiny_pretraining_config, write_tsv
 
 from bert_tf.classification import metrics
 from bert_tf.classification.features import (
@@ -21,12 +21,6 @@ from bert_tf.errors import InputError
 from bert_tf.input_pipeline import record_dataset
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
-
-
-def write_tsv(path, rows):
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
-
 
 MNLI_HEADER = [
     "index", "promptID", "pairID", "genre", "sentence1_binary_parse", "sentence2_binary_parse",
@@ -319,18 +313,16 @@ def test_tfds_data_that_is_not_prepared_is_one_clear_error(tmp_path):
 
 
 def test_a_left_to_right_model_fine_tunes_left_to_right(tmp_path):
-    from test_pretraining_objectives import CONFIG
-
     from bert_tf.config import BertConfig
     from bert_tf.modeling.classifier import BertClassifier
     from bert_tf.pretraining.objectives import get_objective
     from bert_tf.pretraining.run import export_pretrained
 
     # run_pretraining --objective=ltr exports bert_config.json with causal_attention: true.
-    export_pretrained(get_objective("ltr").build_model(CONFIG), str(tmp_path))
+    export_pretrained(get_objective("ltr").build_model(tiny_pretraining_config()), str(tmp_path))
     written = tmp_path / "pretrained" / "bert_config.json"
     assert '"causal_attention": true' in written.read_text()
     causal = BertConfig.from_json_file(written)
     assert causal.causal_attention and causal.extra == {}
     assert BertClassifier(causal, 2).encoder.config.causal_attention
-    assert not BertClassifier(CONFIG, 2).encoder.config.causal_attention
+    assert not BertClassifier(tiny_pretraining_config(), 2).encoder.config.causal_attention

@@ -4,37 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 import tensorflow as tf
-from conftest import tiny_config_dict
+from conftest import record_batch, tiny_pretraining_config
 
-from bert_tf.config import BertConfig
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective, restore_original_tokens
 from bert_tf.training import Trainer
 
-CONFIG = BertConfig(**tiny_config_dict(hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0))
-
-
-def record_batch(batch: int = 4, seq: int = 12, predictions: int = 3, seed: int = 0) -> dict:
-    """Features as the input pipeline gives them: int32, padded predictions with weight 0."""
-    rng = np.random.default_rng(seed)
-    input_ids = rng.integers(5, CONFIG.vocab_size, (batch, seq)).astype(np.int32)
-    input_mask = np.ones((batch, seq), np.int32)
-    input_mask[:, -2:] = 0
-    positions = np.stack(
-        [rng.choice(np.arange(1, seq - 2), predictions, replace=False) for _ in range(batch)]
-    ).astype(np.int32)
-    weights = np.ones((batch, predictions), np.float32)
-    weights[0, -1] = 0.0
-    positions[0, -1] = 0
-    return {
-        "input_ids": input_ids,
-        "input_mask": input_mask,
-        "segment_ids": np.zeros((batch, seq), np.int32),
-        "masked_lm_positions": positions,
-        "masked_lm_ids": rng.integers(5, CONFIG.vocab_size, (batch, predictions)).astype(np.int32),
-        "masked_lm_weights": weights,
-        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
-    }
+CONFIG = tiny_pretraining_config()
 
 
 def test_restoring_puts_the_original_tokens_back_at_the_masked_positions():

@@ -12,8 +12,7 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config
-from test_glue_data import write_tsv
+from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config, write_tsv
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]

@@ -7,23 +7,12 @@ from __future__ import annotations
 
 import json
 
-import numpy as np
 import pytest
-from conftest import FIXTURES, SAMPLE_DATA
+from conftest import SQUAD_FEATURE_SETS, SQUAD_FIXTURES, recipe_logits, squad_features
 
-from bert_tf.squad.data import read_squad_examples, read_squad_file
-from bert_tf.squad.features import convert_examples_to_features
 from bert_tf.squad.postprocess import RawResult, compute_predictions
-from bert_tf.tokenization import FullTokenizer
 
-SQUAD = FIXTURES / "squad"
-TOKENIZER = FullTokenizer(str(SAMPLE_DATA / "vocab.txt"), do_lower_case=True)
-FEATURE_SETS = {
-    "v1_predict": ("v1_sample.json", False, False),
-    "v1_train": ("v1_train_sample.json", True, False),
-    "v2_predict": ("v2_sample.json", False, True),
-    "v2_train": ("v2_train_sample.json", True, True),
-}
+SQUAD = SQUAD_FIXTURES
 
 
 def original_features(name: str) -> tuple[dict, list[dict]]:
@@ -68,21 +57,10 @@ def original_features(name: str) -> tuple[dict, list[dict]]:
     return record, features
 
 
-def our_features(name: str, max_seq_length: int = 96):
-    file, is_training, version_2 = FEATURE_SETS[name]
-    examples = read_squad_examples(
-        read_squad_file(str(SQUAD / file)), file, is_training, version_2_with_negative=version_2
-    )
-    features = list(
-        convert_examples_to_features(examples, TOKENIZER, max_seq_length, 32, 16, is_training)
-    )
-    return examples, features
-
-
-@pytest.mark.parametrize("name", list(FEATURE_SETS))
+@pytest.mark.parametrize("name", list(SQUAD_FEATURE_SETS))
 def test_examples_and_windows_equal_the_originals(name):
     record, expected = original_features(name)
-    examples, features = our_features(name)
+    examples, features = squad_features(name)
     assert [e.qas_id for e in examples] == record["examples"]["qas_id"]
     assert [len(e.doc_tokens) for e in examples] == record["examples"]["num_doc_tokens"]
     if record["is_training"]:
@@ -108,18 +86,10 @@ def test_examples_and_windows_equal_the_originals(name):
         )
 
 
-def recipe_logits(unique_id: int) -> tuple[np.ndarray, np.ndarray]:
-    """The fixture's logits: seeded by the feature's unique_id, as float32."""
-    rng = np.random.default_rng(unique_id)
-    start = rng.normal(size=96) * 3
-    end = rng.normal(size=96) * 3
-    return start.astype(np.float32), end.astype(np.float32)
-
-
 @pytest.mark.parametrize("name", ["v1", "v2", "v2_threshold"])
 def test_prediction_files_equal_the_originals_for_the_same_logits(name):
     record = json.loads((SQUAD / f"original_predictions_{name}.json").read_text())
-    examples, features = our_features("v2_predict" if name.startswith("v2") else "v1_predict")
+    examples, features = squad_features("v2_predict" if name.startswith("v2") else "v1_predict")
     results = [RawResult(f.unique_id, *recipe_logits(f.unique_id)) for f in features]
     predictions, nbest, null_odds = compute_predictions(
         examples,

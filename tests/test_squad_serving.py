@@ -10,8 +10,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import FIXTURES, SAMPLE_DATA
-from test_squad_original import our_features, recipe_logits
+from conftest import FIXTURES, SAMPLE_DATA, recipe_logits, squad_features
 
 from bert_tf.squad.serving import QuestionAnswerer
 
@@ -43,7 +42,7 @@ class RecordedLogits:
 def test_graph_answers_equal_the_originals_predictions(name):
     record = json.loads((SQUAD / f"original_predictions_{name}.json").read_text())
     version_2 = record["version_2_with_negative"]
-    examples, features = our_features("v2_predict" if version_2 else "v1_predict")
+    examples, features = squad_features("v2_predict" if version_2 else "v1_predict")
     data = json.loads((SQUAD / ("v2_sample.json" if version_2 else "v1_sample.json")).read_text())
     pairs = [(qa["question"], p["context"]) for a in data["data"] for p in a["paragraphs"]
              for qa in p["qas"]]  # fmt: skip

@@ -11,8 +11,7 @@ import re
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import tiny_config_dict
-from test_tokenization import UNCASED_VOCAB
+from conftest import UNCASED_VOCAB, tiny_config_dict
 
 from bert_tf.checkpoints import (
     load_original_checkpoint,

@@ -8,7 +8,7 @@ import json
 import numpy as np
 import pytest
 import tensorflow as tf
-from test_tokenization import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
+from conftest import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError

@@ -11,14 +11,10 @@ import json
 from pathlib import Path
 
 import pytest
-from conftest import FIXTURES, SAMPLE_DATA
+from conftest import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
-
-CASES_FILE = FIXTURES / "tokenization" / "cases.jsonl"
-CASED_VOCAB = FIXTURES / "tokenization" / "cased_test_vocab.txt"
-UNCASED_VOCAB = SAMPLE_DATA / "vocab.txt"
 
 SMALL_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing"]
 

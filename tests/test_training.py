@@ -6,13 +6,15 @@ import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from test_pretraining_objectives import CONFIG, record_batch
+from conftest import record_batch, tiny_pretraining_config
 
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective
 from bert_tf.training import Trainer
+
+CONFIG = tiny_pretraining_config()
 
 
 def new_trainer(

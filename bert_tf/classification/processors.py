@@ -1,6 +1,6 @@
 """GLUE (and XNLI) data: the TSV files read as the original's processors read them.
 
-The original ships processors for CoLA, MNLI, MRPC and XNLI (../shared/SPEC.md 1.7); the
+The original ships processors for CoLA, MNLI, MRPC and XNLI (its run_classifier.py); the
 others follow the columns of the GLUE release. Each processor names its files, columns and
 labels; `read_tsv` checks every row's column count against the file's header (or the known
 count where a file has none), so a damaged file fails with its file:line instead of feeding

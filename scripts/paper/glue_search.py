@@ -31,10 +31,9 @@ import statistics
 import subprocess
 import sys
 
-REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
-sys.path.insert(0, REPO)
+from bert_tf.classification.processors import get_processor
 
-from bert_tf.classification.processors import get_processor  # noqa: E402
+REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
 # The metric GLUE ranks each task by (Table 1: F1 for MRPC/QQP, Spearman for STS-B, Matthews
 # correlation for CoLA, accuracy elsewhere).
