@@ -222,9 +222,14 @@ def test_fine_tuning_logits_are_the_classifier_on_every_position():
         head.output_weights
     ).T + np.asarray(head.output_bias)
     np.testing.assert_allclose(outputs["logits"], expected, atol=1e-5)
+    # The checkpoint names: the encoder's, and the head's as the classifier's.
     names = original_variable_names(model)
+    encoder_names = original_variable_names(model.encoder)
+    assert set(names) - set(encoder_names) == {"output_weights", "output_bias"}
     assert names["output_weights"] is head.output_weights
-    assert names["bert/encoder/layer_1/output/dense/kernel"] is not None
+    assert names["output_bias"] is head.output_bias
+    for name, variable in encoder_names.items():
+        assert names[name] is variable, name
 
 
 @pytest.mark.parametrize("feature", FEATURES)

@@ -121,11 +121,12 @@ print(json.dumps({
 """
 
 
-def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup):
+def serve_test_texts(export_dir, setup) -> dict:
+    """The SavedModel's outputs for the MRPC test pairs, in a process without bert_tf."""
     test_rows = mrpc_rows(7, 2, test=True)[1:]
     texts = [[row[3] for row in test_rows], [row[4] for row in test_rows]]
     result = subprocess.run(
-        [sys.executable, "-c", LOAD_AND_SERVE, str(trained["export_dir"]), json.dumps(texts)],
+        [sys.executable, "-c", LOAD_AND_SERVE, str(export_dir), json.dumps(texts)],
         cwd=setup["root"],
         env={**SCRIPT_ENV, "PYTHONPATH": ""},
         capture_output=True,
@@ -133,7 +134,11 @@ def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup)
         timeout=300,
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.splitlines()[-1])
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup):
+    served = serve_test_texts(trained["export_dir"], setup)
     assert served["imported"] == [] or served["imported"] == ["keras"]  # never bert_tf
     in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
     np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
@@ -172,7 +177,10 @@ def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
         *classifier_args(setup, trained["output_dir"], f"--export_dir={export_dir}"), timeout=300
     )
     assert result.returncode == 0, result.stderr[-3000:]
-    assert (export_dir / "saved_model.pb").is_file()
+    # The fine-tuned model (not a fresh one): it serves what the trained run predicted.
+    served = serve_test_texts(export_dir, setup)
+    in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
+    np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
 
 
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
