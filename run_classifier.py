@@ -13,18 +13,10 @@ and the GLUE submission file with --do_predict, and a SavedModel with --export_d
 
 from __future__ import annotations
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.classification.task import ClassifierOptions, run_classifier
 
 cli.define_flags(ClassifierOptions)
 
-
-def main(argv: list[str]) -> None:
-    del argv
-    run_classifier(cli.options_from_flags(ClassifierOptions, flags.FLAGS))
-
-
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(ClassifierOptions, run_classifier)

@@ -17,8 +17,6 @@ report); a SavedModel that tags raw text with --export_dir. Prints each split's 
 
 from __future__ import annotations
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.ner.results import PREFIXES
 from bert_tf.ner.task import NerOptions, run_ner
@@ -26,9 +24,8 @@ from bert_tf.ner.task import NerOptions, run_ner
 cli.define_flags(NerOptions)
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    results = run_ner(cli.options_from_flags(NerOptions, flags.FLAGS))
+def print_scores(results: dict) -> None:
+    """Each split's precision, recall and F1 (conlleval's overall line)."""
     for split, prefix in PREFIXES.items():
         if f"{prefix}_f1" in results:
             scores = (f"{prefix}_{name}" for name in ("precision", "recall", "f1"))
@@ -36,4 +33,4 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(NerOptions, run_ner, print_scores)

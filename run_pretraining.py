@@ -13,18 +13,10 @@ At the end of training, output_dir/pretrained/ holds the model in the original f
 
 from __future__ import annotations
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
 
 cli.define_flags(PretrainingOptions)
 
-
-def main(argv: list[str]) -> None:
-    del argv
-    run_pretraining(cli.options_from_flags(PretrainingOptions, flags.FLAGS))
-
-
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(PretrainingOptions, run_pretraining)

@@ -20,20 +20,17 @@ from __future__ import annotations
 
 import json
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.squad.task import SquadOptions, run_squad
 
 cli.define_flags(SquadOptions)
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    results = run_squad(cli.options_from_flags(SquadOptions, flags.FLAGS))
+def print_evaluation(results: dict) -> None:
+    """As the official evaluation script prints it."""
     if results:
         print(json.dumps(results))
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(SquadOptions, run_squad, print_evaluation)

@@ -15,18 +15,10 @@ scores raw text with --export_dir.
 
 from __future__ import annotations
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.swag.task import SwagOptions, run_swag
 
 cli.define_flags(SwagOptions)
 
-
-def main(argv: list[str]) -> None:
-    del argv
-    run_swag(cli.options_from_flags(SwagOptions, flags.FLAGS))
-
-
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(SwagOptions, run_swag)

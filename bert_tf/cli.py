@@ -29,6 +29,22 @@ def run(main: Callable[[list[str]], None]) -> None:
     app.run(guarded)
 
 
+def run_with_options(
+    options_class, function: Callable, report: Callable[[dict], None] | None = None
+) -> None:
+    """`run` a script whose flags are `define_flags(options_class)`: `function(options)` on
+    the options the flags give, then `report(what it returned)`."""
+    from absl import flags
+
+    def main(argv: list[str]) -> None:
+        del argv
+        results = function(options_from_flags(options_class, flags.FLAGS))
+        if report is not None:
+            report(results)
+
+    run(main)
+
+
 def require(flag_values, *names: str) -> None:
     """Raises `InputError` naming the first of the flags `names` left unset."""
     for name in names:

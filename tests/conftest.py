@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first imported
 
+import json  # noqa: E402
 import re  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -59,6 +60,40 @@ def run_script(*args: str, timeout: float = 300, env: dict | None = None):
         text=True,
         timeout=timeout,
     )
+
+
+def fine_tuning_args(script: str, config_file, output_dir, *extra: str, **flags) -> list[str]:
+    """A fine-tuning script's command line for a tiny model: the sample vocab, batches of 4,
+    one epoch at lr 1e-3, seed 1; `flags` add to these or replace them (None: leave out),
+    `extra` come last."""
+    values = {
+        "vocab_file": SAMPLE_DATA / "vocab.txt",
+        "bert_config_file": config_file,
+        "output_dir": output_dir,
+        "train_batch_size": 4,
+        "eval_batch_size": 4,
+        "predict_batch_size": 4,
+        "num_train_epochs": 1,
+        "learning_rate": 1e-3,
+        "seed": 1,
+        **flags,
+    }
+    return [script, *(f"--{k}={v}" for k, v in values.items() if v is not None), *extra]
+
+
+def served_json(code: str, *args: str, cwd) -> dict:
+    """Runs `python -c code *args` in `cwd`, away from the repository (PYTHONPATH empty: a
+    SavedModel must load without bert_tf), and returns the JSON of its last line."""
+    result = subprocess.run(
+        [sys.executable, "-c", code, *args],
+        cwd=cwd,
+        env={**SCRIPT_ENV, "PYTHONPATH": ""},
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    assert result.returncode == 0, result.stderr[-3000:]
+    return json.loads(result.stdout.splitlines()[-1])
 
 
 def error_line(result: subprocess.CompletedProcess, program: str) -> str:

@@ -7,14 +7,12 @@ tensorflow_text."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import SAMPLE_DATA, SCRIPT_ENV, tiny_config
+from conftest import SAMPLE_DATA, served_json, tiny_config
 
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.data import Document, Sentence, label_list
@@ -230,16 +228,7 @@ def test_the_saved_model_tags_raw_text_without_bert_tf(tagged, model, tmp_path):
         "doc_stride": DOC_STRIDE,
         "do_lower_case": True,
     }
-    result = subprocess.run(
-        [sys.executable, "-c", SERVE, export_dir, json.dumps(TEXTS)],
-        cwd=tmp_path,
-        env={**SCRIPT_ENV, "PYTHONPATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.splitlines()[-1])
+    served = served_json(SERVE, export_dir, json.dumps(TEXTS), cwd=tmp_path)
     assert served["imported"] == []
     assert served["logits"] == [1, 3, len(LABELS)]
     entities = served_entities(served)

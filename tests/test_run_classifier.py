@@ -12,7 +12,16 @@ import sys
 
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config, write_tsv
+from conftest import (
+    SAMPLE_DATA,
+    SCRIPT_ENV,
+    error_line,
+    fine_tuning_args,
+    run_script,
+    served_json,
+    tiny_config,
+    write_tsv,
+)
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
@@ -50,22 +59,10 @@ def setup(tmp_path_factory) -> dict:
 
 
 def classifier_args(setup, output_dir, *extra: str) -> list[str]:
-    return [
-        "run_classifier.py",
-        "--task_name=MRPC",
-        f"--data_dir={setup['data']}",
-        f"--vocab_file={VOCAB}",
-        f"--bert_config_file={setup['config']}",
-        f"--output_dir={output_dir}",
-        "--max_seq_length=32",
-        "--train_batch_size=4",
-        "--eval_batch_size=4",
-        "--predict_batch_size=4",
-        "--num_train_epochs=1",
-        "--learning_rate=1e-3",
-        "--seed=1",
-        *extra,
-    ]
+    return fine_tuning_args(
+        "run_classifier.py", setup["config"], output_dir, *extra,
+        task_name="MRPC", data_dir=setup["data"], max_seq_length=32,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -125,16 +122,7 @@ def serve_test_texts(export_dir, setup) -> dict:
     """The SavedModel's outputs for the MRPC test pairs, in a process without bert_tf."""
     test_rows = mrpc_rows(7, 2, test=True)[1:]
     texts = [[row[3] for row in test_rows], [row[4] for row in test_rows]]
-    result = subprocess.run(
-        [sys.executable, "-c", LOAD_AND_SERVE, str(export_dir), json.dumps(texts)],
-        cwd=setup["root"],
-        env={**SCRIPT_ENV, "PYTHONPATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    return json.loads(result.stdout.splitlines()[-1])
+    return served_json(LOAD_AND_SERVE, str(export_dir), json.dumps(texts), cwd=setup["root"])
 
 
 def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup):

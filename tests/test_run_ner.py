@@ -10,12 +10,11 @@ import shutil
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, error_line, run_script, tiny_config
+from conftest import REPO, error_line, fine_tuning_args, run_script, tiny_config
 
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
 
-VOCAB = str(SAMPLE_DATA / "vocab.txt")
 CONLL_DIR = REPO.parent / "shared" / "data" / "conll2003"
 WORDS = {
     "PER": ["Peter", "Blackburn", "Smith", "Fischler", "Nikolaus", "van", "der", "Pas"],
@@ -64,23 +63,11 @@ def setup(tmp_path_factory) -> dict:
 
 
 def ner_args(setup, data: str, output_dir, *extra: str) -> list[str]:
-    return [
-        "run_ner.py",
-        f"--data_dir={setup['root'] / data}",
-        f"--vocab_file={VOCAB}",
-        f"--bert_config_file={setup['config']}",
-        f"--output_dir={output_dir}",
-        "--do_lower_case=false",
-        "--max_seq_length=32",
-        "--doc_stride=8",
-        "--train_batch_size=4",
-        "--eval_batch_size=4",
-        "--predict_batch_size=4",
-        "--num_train_epochs=2",
-        "--learning_rate=1e-3",
-        "--seed=1",
-        *extra,
-    ]
+    return fine_tuning_args(
+        "run_ner.py", setup["config"], output_dir, *extra,
+        data_dir=setup["root"] / data, do_lower_case="false", max_seq_length=32, doc_stride=8,
+        num_train_epochs=2,
+    )  # fmt: skip
 
 
 @pytest.fixture(scope="module")

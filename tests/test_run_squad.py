@@ -8,15 +8,21 @@ from __future__ import annotations
 import json
 import re
 import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config
+from conftest import (
+    REPO,
+    SCRIPT_ENV,
+    error_line,
+    fine_tuning_args,
+    run_script,
+    served_json,
+    tiny_config,
+)
 
 from bert_tf.squad.evaluate import evaluate_v1
 
-VOCAB = str(SAMPLE_DATA / "vocab.txt")
 SENTENCES = [
     "The Normans were the people who in the 10th and 11th centuries gave their name to "
     "Normandy, a region in France.",
@@ -80,23 +86,11 @@ def setup(tmp_path_factory) -> dict:
 
 
 def squad_args(setup, output_dir, *extra: str) -> list[str]:
-    return [
-        "run_squad.py",
-        f"--vocab_file={VOCAB}",
-        f"--bert_config_file={setup['config']}",
-        f"--output_dir={output_dir}",
-        "--max_seq_length=64",
-        "--doc_stride=16",
-        "--max_query_length=12",
-        "--train_batch_size=4",
-        "--predict_batch_size=4",
-        "--num_train_epochs=1",
-        "--learning_rate=1e-3",
-        "--n_best_size=5",
-        "--max_answer_length=8",
-        "--seed=1",
-        *extra,
-    ]
+    return fine_tuning_args(
+        "run_squad.py", setup["config"], output_dir, *extra,
+        eval_batch_size=None, max_seq_length=64, doc_stride=16, max_query_length=12,
+        n_best_size=5, max_answer_length=8,
+    )  # fmt: skip
 
 
 def _run(setup, name: str, version: str, *extra: str) -> dict:
@@ -188,22 +182,8 @@ def test_the_saved_model_answers_raw_text_as_predictions_json(run, version, setu
     dev = json.loads(setup[f"dev-v{version}.json"].read_text())
     pairs = [(qa["question"], p["context"]) for p in dev["data"][0]["paragraphs"]
              for qa in p["qas"]]  # fmt: skip
-    result = subprocess.run(
-        [
-            sys.executable,
-            "-c",
-            SERVE,
-            str(trained["export_dir"]),
-            json.dumps(list(zip(*pairs, strict=True))),
-        ],
-        cwd=setup["root"],
-        env={**SCRIPT_ENV, "PYTHONPATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.splitlines()[-1])
+    pairs = json.dumps(list(zip(*pairs, strict=True)))
+    served = served_json(SERVE, str(trained["export_dir"]), pairs, cwd=setup["root"])
     assert served["imported"] == []
     predictions = json.loads((trained["output_dir"] / "predictions.json").read_text())
     # Where no span is valid, predictions.json has the original's placeholder "empty"; the

@@ -8,13 +8,19 @@ from __future__ import annotations
 import csv
 import json
 import subprocess
-import sys
 
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config
+from conftest import (
+    REPO,
+    SCRIPT_ENV,
+    error_line,
+    fine_tuning_args,
+    run_script,
+    served_json,
+    tiny_config,
+)
 
-VOCAB = str(SAMPLE_DATA / "vocab.txt")
 HEADER = [
     "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
     "ending0", "ending1", "ending2", "ending3", "label",
@@ -55,21 +61,10 @@ def setup(tmp_path_factory) -> dict:
 
 
 def swag_args(setup, output_dir, *extra: str) -> list[str]:
-    return [
-        "run_swag.py",
-        f"--data_dir={setup['data']}",
-        f"--vocab_file={VOCAB}",
-        f"--bert_config_file={setup['config']}",
-        f"--output_dir={output_dir}",
-        "--max_seq_length=24",
-        "--train_batch_size=4",
-        "--eval_batch_size=4",
-        "--predict_batch_size=4",
-        "--num_train_epochs=1",
-        "--learning_rate=1e-3",
-        "--seed=1",
-        *extra,
-    ]
+    return fine_tuning_args(
+        "run_swag.py", setup["config"], output_dir, *extra,
+        data_dir=setup["data"], max_seq_length=24,
+    )  # fmt: skip
 
 
 def read_outputs(output_dir) -> dict:
@@ -133,16 +128,7 @@ print(json.dumps({
 def test_the_saved_model_scores_swag_columns_as_the_fine_tuned_model(trained, setup):
     header, *rows = swag_rows(5, 3, test=True)
     columns = {name: [row[header.index(name)] for row in rows] for name in SERVED_COLUMNS}
-    result = subprocess.run(
-        [sys.executable, "-c", SERVE, str(trained["export_dir"]), json.dumps(columns)],
-        cwd=setup["root"],
-        env={**SCRIPT_ENV, "PYTHONPATH": ""},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.splitlines()[-1])
+    served = served_json(SERVE, str(trained["export_dir"]), json.dumps(columns), cwd=setup["root"])
     assert served["imported"] == []  # the SavedModel alone, without bert_tf
     in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
     np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)

@@ -9,9 +9,4 @@
 #   small: every 800 of the 4,000 steps; MNLI is not here: QNLI built from SQuAD 1.1 Dev stands
 #     in (3,912 Dev pairs; RTE's 277 are too few to draw a curve).
 #   scripts/paper/plot_reproduction.py draws the figure from OUT/tables/figure5.tsv.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-size=${1:?usage: figure5_steps.sh base|large|small [OUT] [--quick|--dry_run|--report]}
-out=${2:-output/paper_$size}
-shift $(($# < 2 ? $# : 2))
-python scripts/paper/reproduce.py --tables=figure5 --size="$size" --output_dir="$out" "$@"
+exec "$(dirname "$0")/reproduce_tables.sh" figure5 "$@"

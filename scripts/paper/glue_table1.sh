@@ -15,11 +15,8 @@
 #                sequences of 64 tokens, 2 restarts. The numbers only show the search runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/paper/random_bert.sh
-size=${1:?usage: glue_table1.sh base|large|small [OUT]}
-out=${2:-output/glue_$size}
-mkdir -p "$out"
-read -r -a extra <<< "${EXTRA_FLAGS:-}"
+source scripts/paper/common.sh
+table_args glue "$@"
 
 if [[ $size == small ]]; then
   glue_dir=${GLUE_DIR:-../shared/data/glue}

@@ -17,11 +17,8 @@
 #                only show the pipeline runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/paper/random_bert.sh
-size=${1:?usage: ner_table7.sh base|large|small [OUT]}
-out=${2:-output/ner_$size}
-mkdir -p "$out"
-read -r -a extra <<< "${EXTRA_FLAGS:-}"
+source scripts/paper/common.sh
+table_args ner "$@"
 features=(embeddings second_to_last_hidden last_hidden weighted_sum_last_four_hidden
           concat_last_four_hidden weighted_sum_all_layers)
 

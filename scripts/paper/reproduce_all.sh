@@ -11,10 +11,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 size=${1:?usage: reproduce_all.sh base|large|small [OUT] [--quick|--dry_run|--report]}
+scripts/paper/reproduce_tables.sh table5,table1,table2,table3,table4,table7,figure5,table8,table6 "$@"
 out=${2:-output/paper_$size}
-shift $(($# < 2 ? $# : 2))
-python scripts/paper/reproduce.py --size="$size" --output_dir="$out" "$@" \
-  --tables=table5,table1,table2,table3,table4,table7,figure5,table8,table6
 if [[ " $* " != *" --dry_run "* ]] && python -c "import matplotlib" 2>/dev/null; then
   python scripts/paper/plot_reproduction.py --output_dir="$out" --figures_dir="$out/figures"
 fi

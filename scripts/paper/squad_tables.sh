@@ -14,12 +14,9 @@
 #                numbers only show the pipeline runs.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/paper/random_bert.sh
+source scripts/paper/common.sh
 table=${1:?usage: squad_tables.sh 2|3 base|large|small [OUT]}
-size=${2:?usage: squad_tables.sh 2|3 base|large|small [OUT]}
-out=${3:-output/squad${table}_$size}
-mkdir -p "$out"
-read -r -a extra <<< "${EXTRA_FLAGS:-}"
+table_args "squad$table" "${@:2}"
 
 case $table in
   2) version=v1.1; v2=false; epochs=3.0; batch=32 ;;

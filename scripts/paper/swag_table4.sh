@@ -16,11 +16,8 @@
 #                numbers only show the pipeline runs (Dev ~0.9 where the paper has 81.6).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-source scripts/paper/random_bert.sh
-size=${1:?usage: swag_table4.sh base|large|small [OUT]}
-out=${2:-output/swag_$size}
-mkdir -p "$out"
-read -r -a extra <<< "${EXTRA_FLAGS:-}"
+source scripts/paper/common.sh
+table_args swag "$@"
 
 case $size in
   base|large)

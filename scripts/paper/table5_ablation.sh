@@ -18,9 +18,4 @@
 #     86 public-domain books for 4,000 steps of 32 sequences at 128 tokens. MNLI is not here:
 #     RTE stands in (mean of 3 restarts); QNLI is built from SQuAD 1.1 Dev; SQuAD trains and
 #     evaluates on SQuAD 1.1 Dev split by article. docs/REPRODUCTION.md has what it gave.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-size=${1:?usage: table5_ablation.sh base|large|small [OUT] [--quick|--dry_run|--report]}
-out=${2:-output/paper_$size}
-shift $(($# < 2 ? $# : 2))
-python scripts/paper/reproduce.py --tables=table5 --size="$size" --output_dir="$out" "$@"
+exec "$(dirname "$0")/reproduce_tables.sh" table5 "$@"

@@ -11,9 +11,4 @@
 #     1/128/2, 2/128/1, 2/128/2, 4/128/2, 4/192/3, 8/192/3, 4,000 steps of 32 sequences on the
 #     books, the perplexity on 4 held-out books; RTE stands in for MNLI; 3 restarts of RTE and
 #     MRPC, 1 of SST-2 (8,000 of its training sentences).
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-size=${1:?usage: table6_model_size.sh base|large|small [OUT] [--quick|--dry_run|--report]}
-out=${2:-output/paper_$size}
-shift $(($# < 2 ? $# : 2))
-python scripts/paper/reproduce.py --tables=table6 --size="$size" --output_dir="$out" "$@"
+exec "$(dirname "$0")/reproduce_tables.sh" table6 "$@"

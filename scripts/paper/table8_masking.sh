@@ -12,9 +12,4 @@
 #     masking, on CORPUS; NER on CONLL_DIR (a cased vocab: DO_LOWER_CASE=false).
 #   small: a laptop CPU: 4/128/2 models, 4,000 steps on the books (cased); RTE stands in for
 #     MNLI (3 restarts); CoNLL-2003 from ../shared/data.
-set -euo pipefail
-cd "$(dirname "$0")/../.."
-size=${1:?usage: table8_masking.sh base|large|small [OUT] [--quick|--dry_run|--report]}
-out=${2:-output/paper_$size}
-shift $(($# < 2 ? $# : 2))
-python scripts/paper/reproduce.py --tables=table8 --size="$size" --output_dir="$out" "$@"
+exec "$(dirname "$0")/reproduce_tables.sh" table8 "$@"
