@@ -1,5 +1,6 @@
 """The BERT network: embeddings, transformer layers, the encoder, the pre-training heads and
-the fine-tuning models."""
+the fine-tuning models. The layers take plain values, which Keras's own `get_config` records;
+the models are rebuilt from their `BertConfig` (`ConfigModel`)."""
 
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder

@@ -48,9 +48,6 @@ class AttentionMask(keras.layers.Layer):
         batch, seq = input_mask_shape
         return (batch, 1, seq if self.causal else 1, seq)
 
-    def get_config(self) -> dict:
-        return {**super().get_config(), "causal": self.causal}
-
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class SelfAttention(keras.layers.Layer):
@@ -116,13 +113,3 @@ class SelfAttention(keras.layers.Layer):
 
     def compute_output_shape(self, hidden_shape, mask_adder_shape=None):
         return tuple(hidden_shape[:-1]) + (self.num_heads * self.size_per_head,)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            num_heads=self.num_heads,
-            size_per_head=self.size_per_head,
-            dropout_rate=self.dropout_rate,
-            initializer_range=self.initializer_range,
-        )
-        return config

@@ -75,15 +75,3 @@ class BertEmbeddings(keras.layers.Layer):
 
     def compute_output_shape(self, input_ids_shape, segment_ids_shape=None):
         return tuple(input_ids_shape) + (self.hidden_size,)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            vocab_size=self.vocab_size,
-            hidden_size=self.hidden_size,
-            type_vocab_size=self.type_vocab_size,
-            max_position_embeddings=self.max_position_embeddings,
-            dropout_rate=self.dropout_rate,
-            initializer_range=self.initializer_range,
-        )
-        return config

@@ -7,12 +7,13 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.attention import AttentionMask
+from bert_tf.modeling.config_model import ConfigModel
 from bert_tf.modeling.embeddings import BertEmbeddings, truncated_normal
 from bert_tf.modeling.transformer import TransformerLayer
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertEncoder(keras.Model):
+class BertEncoder(ConfigModel):
     """Embeddings, `num_hidden_layers` transformer blocks and the pooler (paper Sec. 3).
 
     Inputs (a dict, named as the original's features): `input_ids`, `input_mask` (1 = real
@@ -90,8 +91,9 @@ class BertEncoder(keras.Model):
         )(summary)  # [B, H]
 
         super().__init__(
-            inputs=inputs,
-            outputs={
+            config,
+            inputs,
+            {
                 "sequence_output": hidden,
                 "pooled_output": pooled_output,
                 "encoder_outputs": encoder_outputs,
@@ -99,7 +101,6 @@ class BertEncoder(keras.Model):
             },
             **kwargs,
         )
-        self.config = config
 
     @property
     def embeddings(self) -> BertEmbeddings:
@@ -112,14 +113,6 @@ class BertEncoder(keras.Model):
     @property
     def pooler(self) -> keras.layers.Dense:
         return self.get_layer("pooler")
-
-    def get_config(self) -> dict:
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertEncoder:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -122,15 +122,6 @@ class ClassifierHead(keras.layers.Layer):
     def compute_output_shape(self, pooled_shape):
         return (*pooled_shape[:-1], self.num_classes)
 
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            num_classes=self.num_classes,
-            initializer_range=self.initializer_range,
-            dropout_rate=self.dropout_rate,
-        )
-        return config
-
 
 @keras.saving.register_keras_serializable(package="bert_tf")
 class NextSentenceHead(ClassifierHead):

@@ -5,12 +5,13 @@ from __future__ import annotations
 import keras
 
 from bert_tf.config import BertConfig
+from bert_tf.modeling.config_model import ConfigModel
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import MaskedLMHead, NextSentenceHead
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
-class BertPretrainer(keras.Model):
+class BertPretrainer(ConfigModel):
     """Encoder + masked-LM head + next-sentence head.
 
     Inputs (a dict): `input_ids`, `input_mask`, `segment_ids` [B, S] and `masked_lm_positions`
@@ -42,8 +43,7 @@ class BertPretrainer(keras.Model):
         outputs["nsp_log_probs"] = NextSentenceHead(
             initializer_range=config.initializer_range, name="cls_seq_relationship"
         )(outputs["pooled_output"])
-        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
-        self.config = config
+        super().__init__(config, inputs, outputs, **kwargs)
         self.encoder = encoder
 
     @property
@@ -53,11 +53,3 @@ class BertPretrainer(keras.Model):
     @property
     def next_sentence_head(self) -> NextSentenceHead:
         return self.get_layer("cls_seq_relationship")
-
-    def get_config(self) -> dict:
-        return {"config": self.config.to_dict(), "name": self.name}
-
-    @classmethod
-    def from_config(cls, config: dict) -> BertPretrainer:
-        config = dict(config)
-        return cls(BertConfig.from_dict(config.pop("config")), **config)

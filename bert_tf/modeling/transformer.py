@@ -91,16 +91,3 @@ class TransformerLayer(keras.layers.Layer):
 
     def compute_output_shape(self, hidden_shape, mask_adder_shape=None):
         return tuple(hidden_shape)
-
-    def get_config(self) -> dict:
-        config = super().get_config()
-        config.update(
-            hidden_size=self.hidden_size,
-            num_attention_heads=self.num_attention_heads,
-            intermediate_size=self.intermediate_size,
-            hidden_act=self.hidden_act,
-            hidden_dropout_prob=self.hidden_dropout_prob,
-            attention_probs_dropout_prob=self.attention_probs_dropout_prob,
-            initializer_range=self.initializer_range,
-        )
-        return config

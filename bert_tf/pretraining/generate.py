@@ -11,6 +11,7 @@ import random
 from collections.abc import Sequence
 
 from bert_tf.errors import InputError
+from bert_tf.options import check_options
 from bert_tf.pretraining.documents import Document, read_documents
 from bert_tf.pretraining.instances import GeneratorOptions, create_training_instances
 from bert_tf.pretraining.records import write_instances
@@ -18,28 +19,6 @@ from bert_tf.progress import Progress
 from bert_tf.tokenization import FullTokenizer
 
 logger = logging.getLogger(__name__)
-
-
-def check_options(options: GeneratorOptions) -> None:
-    """Raises `InputError` naming the flag for settings the generator cannot honour."""
-    if options.max_seq_length < 5:
-        raise InputError(
-            f"--max_seq_length={options.max_seq_length}, expected at least 5 "
-            "([CLS] A [SEP] B [SEP] needs one token for each of A and B)"
-        )
-    if not 1 <= options.max_predictions_per_seq <= options.max_seq_length:
-        raise InputError(
-            f"--max_predictions_per_seq={options.max_predictions_per_seq}, expected 1 to "
-            f"--max_seq_length={options.max_seq_length}"
-        )
-    if options.dupe_factor < 1:
-        raise InputError(f"--dupe_factor={options.dupe_factor}, expected at least 1")
-    if not 0.0 < options.masked_lm_prob <= 1.0:
-        raise InputError(f"--masked_lm_prob={options.masked_lm_prob}, expected in (0, 1]")
-    if not 0.0 <= options.short_seq_prob <= 1.0:
-        raise InputError(f"--short_seq_prob={options.short_seq_prob}, expected in [0, 1]")
-    if options.whole_word_mask_per_word_decision and not options.do_whole_word_mask:
-        raise InputError("--per_word_mask_decision needs --do_whole_word_mask")
 
 
 def create_pretraining_data(
