@@ -24,6 +24,11 @@ SAMPLE_DATA = REPO / "sample_data"
 CASES_FILE = FIXTURES / "tokenization" / "cases.jsonl"
 CASED_VOCAB = FIXTURES / "tokenization" / "cased_test_vocab.txt"
 UNCASED_VOCAB = SAMPLE_DATA / "vocab.txt"
+# The columns of GLUE's STS-B files.
+STS_B_HEADER = [
+    "index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",
+    "sentence2", "score",
+]  # fmt: skip
 # SQuAD files the original's run_squad.py was run on (tests/fixtures/squad): name -> (file,
 # is_training, version_2_with_negative).
 SQUAD_FIXTURES = FIXTURES / "squad"
@@ -50,16 +55,25 @@ _LOG_LINE = re.compile(
 )
 
 
-def run_script(*args: str, timeout: float = 300, env: dict | None = None):
-    """Runs `python *args` from the repository root, as a user would."""
+def run_script(
+    *args: str, timeout: float = 300, env: dict | None = None, program: str = sys.executable
+):
+    """Runs `python *args` (or `program *args`: bash for the shell scripts) from the
+    repository root, as a user would."""
     return subprocess.run(
-        [sys.executable, *args],
+        [program, *args],
         cwd=REPO,
         env={**SCRIPT_ENV, **(env or {})},
         capture_output=True,
         text=True,
         timeout=timeout,
     )
+
+
+def succeeded(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:
+    """`result`, once checked that the command succeeded (else its output's tail)."""
+    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
+    return result
 
 
 def fine_tuning_args(script: str, config_file, output_dir, *extra: str, **flags) -> list[str]:

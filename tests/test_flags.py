@@ -7,11 +7,9 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
-import sys
 
 import pytest
-from conftest import FIXTURES, REPO, SCRIPT_ENV
+from conftest import FIXTURES, REPO, run_script, succeeded
 
 FLAGS = FIXTURES / "flags"
 ORIGINAL = json.loads((FLAGS / "original.json").read_text())
@@ -44,15 +42,7 @@ print(json.dumps(scripts))
 
 @pytest.fixture(scope="module")
 def script_flags() -> dict:
-    result = subprocess.run(
-        [sys.executable, "-c", DUMP, *OURS],
-        cwd=REPO,
-        env={**SCRIPT_ENV, "PYTHONPATH": str(REPO)},
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    result = succeeded(run_script("-c", DUMP, *OURS))
     return json.loads(result.stdout.splitlines()[-1])
 
 

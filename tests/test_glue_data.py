@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import UNCASED_VOCAB, tiny_pretraining_config, write_tsv
+from conftest import STS_B_HEADER, UNCASED_VOCAB, tiny_pretraining_config, write_tsv
 
 from bert_tf.classification import metrics
 from bert_tf.classification.features import (
@@ -55,18 +55,7 @@ CASES = {
     "sts-b": (
         "train.tsv",
         [
-            [
-                "index",
-                "genre",
-                "filename",
-                "year",
-                "old_index",
-                "source1",
-                "source2",
-                "sentence1",
-                "sentence2",
-                "score",
-            ],  # noqa: E501
+            STS_B_HEADER,
             [
                 "0",
                 "main",

@@ -18,7 +18,15 @@ from pathlib import Path
 import keras
 import numpy as np
 import pytest
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
+from conftest import (
+    REPO,
+    SAMPLE_DATA,
+    SCRIPT_ENV,
+    error_line,
+    run_script,
+    succeeded,
+    tiny_config_dict,
+)
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
@@ -231,15 +239,11 @@ def test_paper_recipe_runs_both_phases_with_its_steps_scaled_down(tmp_path: Path
         "PHASE2_WARMUP": "1",
         "LOG_STEPS": "1",
     }
-    result = subprocess.run(
-        ["bash", "scripts/paper/pretrain_bert.sh", "tiny"],
-        cwd=REPO,
-        env={**SCRIPT_ENV, **settings},
-        capture_output=True,
-        text=True,
-        timeout=600,
+    result = succeeded(
+        run_script(
+            "scripts/paper/pretrain_bert.sh", "tiny", env=settings, timeout=600, program="bash"
+        )
     )
-    assert result.returncode == 0, result.stderr
     assert json.loads((out / "bert_config.json").read_text())["num_hidden_layers"] == 2
     for phase, steps in (("phase1", 3), ("phase2", 2)):
         results = (out / phase / "eval_results.txt").read_text()

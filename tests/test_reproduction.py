@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SCRIPT_ENV
+from conftest import REPO, SCRIPT_ENV, run_script, succeeded
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
@@ -105,16 +105,8 @@ def dry_run(script: str, size: str, tmp_path: Path) -> str:
         "GLUE_DIR": str(tmp_path / "glue"),
     }
     (tmp_path / "glue" / "MNLI").mkdir(parents=True)
-    result = subprocess.run(
-        ["bash", f"scripts/paper/{script}", size, str(tmp_path / "out"), "--dry_run"],
-        cwd=REPO,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result.returncode == 0, result.stderr
-    return result.stdout
+    command = (f"scripts/paper/{script}", size, str(tmp_path / "out"), "--dry_run")
+    return succeeded(run_script(*command, timeout=120, env=env, program="bash")).stdout
 
 
 def test_table6_base_pretrains_the_papers_six_shapes_and_restarts_five_times(tmp_path: Path):
@@ -169,16 +161,8 @@ def quick_dir(tmp_path_factory) -> Path:
 
 
 def run_small(script: str, out: Path) -> str:
-    result = subprocess.run(
-        ["bash", f"scripts/paper/{script}", "small", str(out), "--quick"],
-        cwd=REPO,
-        env=SCRIPT_ENV,
-        capture_output=True,
-        text=True,
-        timeout=3600,
-    )
-    assert result.returncode == 0, result.stdout[-2000:] + result.stderr[-3000:]
-    return result.stdout
+    command = (f"scripts/paper/{script}", "small", str(out), "--quick")
+    return succeeded(run_script(*command, timeout=3600, program="bash")).stdout
 
 
 def table_rows(out: Path, name: str) -> list[dict]:

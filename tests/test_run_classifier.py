@@ -15,6 +15,7 @@ import pytest
 from conftest import (
     SAMPLE_DATA,
     SCRIPT_ENV,
+    STS_B_HEADER,
     error_line,
     fine_tuning_args,
     run_script,
@@ -172,18 +173,7 @@ def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
 
 
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
-    header = [
-        "index",
-        "genre",
-        "filename",
-        "year",
-        "old_index",
-        "source1",
-        "source2",
-        "sentence1",
-        "sentence2",
-        "score",
-    ]  # noqa: E501
+    header = STS_B_HEADER
     rng = np.random.default_rng(3)
     rows = [header] + [
         [

@@ -7,17 +7,16 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 
 import numpy as np
 import pytest
 from conftest import (
     REPO,
-    SCRIPT_ENV,
     error_line,
     fine_tuning_args,
     run_script,
     served_json,
+    succeeded,
     tiny_config,
 )
 
@@ -271,15 +270,9 @@ def test_paper_table_2_script_runs_small(tmp_path):
     squad_dir = REPO.parent / "shared" / "data" / "squad"
     if not (squad_dir / "dev-v1.1.json").is_file():
         pytest.skip("../shared/data/squad is absent")
-    result = subprocess.run(
-        ["bash", "scripts/paper/squad_tables.sh", "2", "small", str(tmp_path / "out")],
-        cwd=REPO,
-        env={**SCRIPT_ENV, "SQUAD_DIR": str(squad_dir)},
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    script = ("scripts/paper/squad_tables.sh", "2", "small", str(tmp_path / "out"))
+    env = {"SQUAD_DIR": str(squad_dir)}
+    succeeded(run_script(*script, timeout=600, env=env, program="bash"))
     train = json.loads((tmp_path / "out" / "train.json").read_text())
     qas = [qa for a in train["data"] for p in a["paragraphs"] for qa in p["qas"]]
     assert len(qas) == 300 and all(len(qa["answers"]) == 1 for qa in qas)

@@ -7,19 +7,10 @@ from __future__ import annotations
 
 import csv
 import json
-import subprocess
 
 import numpy as np
 import pytest
-from conftest import (
-    REPO,
-    SCRIPT_ENV,
-    error_line,
-    fine_tuning_args,
-    run_script,
-    served_json,
-    tiny_config,
-)
+from conftest import error_line, fine_tuning_args, run_script, served_json, succeeded, tiny_config
 
 HEADER = [
     "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
@@ -176,15 +167,8 @@ def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
 
 
 def test_paper_table_4_script_runs_small(tmp_path):  # about 45 s on 2 cores
-    result = subprocess.run(
-        ["bash", "scripts/paper/swag_table4.sh", "small", str(tmp_path / "out")],
-        cwd=REPO,
-        env=SCRIPT_ENV,
-        capture_output=True,
-        text=True,
-        timeout=600,
-    )
-    assert result.returncode == 0, result.stderr[-3000:]
+    script = ("scripts/paper/swag_table4.sh", "small", str(tmp_path / "out"))
+    result = succeeded(run_script(*script, timeout=600, program="bash"))
     results = dict(
         line.split(" = ")
         for line in (tmp_path / "out" / "eval_results.txt").read_text().splitlines()

@@ -10,14 +10,13 @@ from __future__ import annotations
 
 import json
 import re
-import subprocess
 from pathlib import Path
 
 import keras
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
+from conftest import SAMPLE_DATA, error_line, run_script, succeeded, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint, save_original_checkpoint
 from bert_tf.config import BertConfig
@@ -402,15 +401,7 @@ def test_a_run_that_fails_midway_leaves_no_partial_output(
 @pytest.mark.slow  # about 4 minutes on 2 cores: the main job itself
 def test_quickstart_pretrains_a_model_that_learned(tmp_path: Path) -> None:
     out = tmp_path / "quickstart"
-    result = subprocess.run(
-        ["bash", "scripts/quickstart.sh", str(out)],
-        cwd=REPO,
-        env=SCRIPT_ENV,
-        capture_output=True,
-        text=True,
-        timeout=900,
-    )
-    assert result.returncode == 0, result.stderr
+    succeeded(run_script("scripts/quickstart.sh", str(out), timeout=900, program="bash"))
     pretrained = out / "pretraining" / "pretrained"
     for name in ("bert_model.ckpt.index", "bert_config.json", "vocab.txt"):
         assert (pretrained / name).exists()
