@@ -38,6 +38,17 @@ VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sample_d
 SENTENCE = "the quick brown fox jumps over the lazy dog near the river bank " * 6
 
 
+def random_batch(rng: np.random.Generator, n: int, seq_length: int) -> dict:
+    """A batch of n classifier records of random tokens."""
+    return {
+        "input_ids": rng.integers(1000, 30000, (n, seq_length)).astype(np.int32),
+        "input_mask": np.ones((n, seq_length), np.int32),
+        "segment_ids": np.zeros((n, seq_length), np.int32),
+        "label_ids": rng.integers(0, 2, n).astype(np.int32),
+        "is_real_example": np.ones(n, np.int32),
+    }
+
+
 def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float) -> list[tuple]:
     keras.config.set_dtype_policy(dtype)
     layers, hidden = SIZES[size]
@@ -59,18 +70,8 @@ def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float
         checkpoint_dir=None,
     )
     rng = np.random.default_rng(0)
-
-    def batch(n):
-        return {
-            "input_ids": rng.integers(1000, 30000, (n, seq_length)).astype(np.int32),
-            "input_mask": np.ones((n, seq_length), np.int32),
-            "segment_ids": np.zeros((n, seq_length), np.int32),
-            "label_ids": rng.integers(0, 2, n).astype(np.int32),
-            "is_real_example": np.ones(n, np.int32),
-        }
-
     rows = []
-    train_batch = batch(32)
+    train_batch = random_batch(rng, 32, seq_length)
     iterator = trainer.distribute(tf.data.Dataset.from_tensors(train_batch).repeat())
     steps = 5 if size != "base" else 1
     rate = best_rate(lambda: trainer.run_steps(iterator, steps), 32 * steps, seconds, repeats)
@@ -84,7 +85,7 @@ def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float
     for n in (1, 32):
         features = {
             k: tf.constant(v)
-            for k, v in batch(n).items()
+            for k, v in random_batch(rng, n, seq_length).items()
             if k.endswith("_ids") or k == "input_mask"
         }  # noqa: E501
         features.pop("label_ids")

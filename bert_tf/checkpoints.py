@@ -150,6 +150,31 @@ def _listing(names: list[str], most: int = 5) -> str:
     return ", ".join(names[:most]) + more
 
 
+def _missing_heads(model: keras.Model, table: dict, shapes: dict, prefix: str) -> list[str]:
+    """The model's head variables the checkpoint lacks: all of them or none (a pre-training
+    checkpoint has no task head, a released one no pre-training heads).
+
+    Raises:
+        InputError: an encoder variable is missing, or only some of the heads'.
+    """
+    encoder = model if isinstance(model, BertEncoder) else model.encoder
+    head_names = set(table) - set(_encoder_names(encoder))
+    missing = sorted(set(table) - set(shapes))
+    missing_heads = [name for name in missing if name in head_names]
+    missing_encoder = [name for name in missing if name not in head_names]
+    if missing_encoder:
+        raise InputError(
+            f"{prefix}: {len(missing_encoder)} of the model's variables are not in the "
+            f"checkpoint: {_listing(missing_encoder)}"
+        )
+    if missing_heads and len(missing_heads) < len(head_names):
+        raise InputError(
+            f"{prefix}: the checkpoint has some of the model's heads but not "
+            f"{_listing(missing_heads)}"
+        )
+    return missing_heads
+
+
 def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> LoadReport:
     """Loads an original-format checkpoint into `model` by the original variable names.
 
@@ -172,24 +197,7 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
 
     skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
     unexpected = sorted(set(shapes) - set(table) - set(skipped))
-    missing = sorted(set(table) - set(shapes))
-    # The heads: what a model has beyond the encoder (a pre-training checkpoint has no task
-    # head, a released one no pre-training heads).
-    encoder = model if isinstance(model, BertEncoder) else model.encoder
-    head_names = sorted(set(table) - set(_encoder_names(encoder)))
-    missing_heads = [name for name in missing if name in head_names]
-    missing_encoder = [name for name in missing if name not in head_names]
-    if missing_encoder:
-        raise InputError(
-            f"{prefix}: {len(missing_encoder)} of the model's variables are not in the "
-            f"checkpoint: {_listing(missing_encoder)}"
-        )
-    if missing_heads and len(missing_heads) < len(head_names):
-        raise InputError(
-            f"{prefix}: the checkpoint has some of the model's heads but not "
-            f"{_listing(missing_heads)}"
-        )
-
+    missing_heads = _missing_heads(model, table, shapes, prefix)
     to_load = {name: variable for name, variable in table.items() if name not in missing_heads}
     # Every shape is checked before any value is assigned: a failed load changes nothing.
     for name, variable in to_load.items():

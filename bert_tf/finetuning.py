@@ -45,7 +45,7 @@ from bert_tf.options import (
     positive,
     proportion,
 )
-from bert_tf.runtime import TrainingOptions, build_trainer, summary_writer
+from bert_tf.runtime import TrainingOptions, build_trainer, train
 from bert_tf.task import Predictions, Task
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
@@ -175,17 +175,10 @@ def run_task(task: Task) -> dict:
             task.name, len(examples["train"]), count, options.train_batch_size, steps, warmup,
             options.learning_rate,
         )  # fmt: skip
-        trainer.train(
-            record_dataset(
-                path, task.record_spec(True), options.train_batch_size, True, options.seed
-            ),
-            num_train_steps=steps,
-            global_batch_size=options.train_batch_size,
-            steps_per_loop=options.iterations_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            log_steps=options.log_steps,
-            summary_writer=summary_writer(strategy, options.output_dir, "train"),
+        dataset = record_dataset(
+            path, task.record_spec(True), options.train_batch_size, True, options.seed
         )
+        train(trainer, options, dataset, steps)
     results = _evaluate(task, trainer, splits, examples, features)
     if options.export_dir and is_chief(strategy):
         task.export(trainer.model, options.export_dir)

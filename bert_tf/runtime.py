@@ -145,35 +145,14 @@ def build_trainer(
     (options.learning_rate, the steps given); restored from the latest checkpoint in
     options.output_dir (a rerun resumes), else from options.init_checkpoint.
 
-    Every `*_batch_size` of the options is a global batch, checked against the replicas (the
-    train batch also against the accumulation steps). Workers other than the chief save their
-    part of each (collective) checkpoint to a scratch folder, removed at exit.
-
     Raises:
         InputError: a batch that does not split evenly, or a checkpoint that does not fit.
     """
     warn_if_slow(strategy, options.dtype, options.use_xla)
-    for field in dataclasses.fields(options):
-        if field.name.endswith("_batch_size"):
-            accumulation = (
-                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
-            )
-            check_batch(
-                field.name,
-                getattr(options, field.name),
-                strategy.num_replicas_in_sync,
-                accumulation,
-            )
+    _check_batches(strategy, options)
     if options.seed is not None:
         keras.utils.set_random_seed(options.seed)
     keras.config.set_dtype_policy(options.dtype)
-    checkpoint_dir = options.output_dir
-    if is_chief(strategy):
-        os.makedirs(checkpoint_dir, exist_ok=True)
-    else:
-        checkpoint_dir = tempfile.mkdtemp(prefix="bert_tf_worker_")
-        atexit.register(shutil.rmtree, checkpoint_dir, ignore_errors=True)
-
     with strategy.scope():
         model = objective.build_model(config)
         trainer = Trainer(
@@ -183,14 +162,14 @@ def build_trainer(
             create_optimizer(
                 options.learning_rate, max(num_train_steps, 1), num_warmup_steps, optimizer
             ),
-            checkpoint_dir=checkpoint_dir,
+            checkpoint_dir=_checkpoint_dir(strategy, options.output_dir),
             gradient_accumulation_steps=options.gradient_accumulation_steps,
             use_xla=options.use_xla,
             loss_scaling=options.dtype == "mixed_float16",
             max_checkpoints_to_keep=options.keep_checkpoint_max,
             keep_checkpoint_every_n_steps=keep_checkpoint_every_n_steps,
         )
-    resumed = trainer.restore()
+    resumed = trainer.restore(options.output_dir)  # every worker the chief's checkpoint
     if resumed:
         logger.info("restored %s (step %d)", resumed, trainer.global_step)
     elif options.init_checkpoint:
@@ -198,8 +177,45 @@ def build_trainer(
     return trainer
 
 
+def _checkpoint_dir(strategy: tf.distribute.Strategy, output_dir: str) -> str:
+    """Where this worker saves: output_dir on the chief; the other workers take part in each
+    (collective) save but write to a scratch folder, removed at exit."""
+    if is_chief(strategy):
+        os.makedirs(output_dir, exist_ok=True)
+        return output_dir
+    scratch = tempfile.mkdtemp(prefix="bert_tf_worker_")
+    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
+    return scratch
+
+
+def _check_batches(strategy: tf.distribute.Strategy, options: TrainingOptions) -> None:
+    """Every `*_batch_size` option is a global batch: it must split into the replicas (the
+    train batch also into the accumulation steps)."""
+    for field in dataclasses.fields(options):
+        if field.name.endswith("_batch_size"):
+            accumulation = (
+                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
+            )
+            replicas = strategy.num_replicas_in_sync
+            check_batch(field.name, getattr(options, field.name), replicas, accumulation)
+
+
 def summary_writer(strategy: tf.distribute.Strategy, output_dir: str, name: str):
     """A TensorBoard writer for output_dir/name on the chief; None elsewhere."""
     if not is_chief(strategy):
         return None
     return tf.summary.create_file_writer(os.path.join(output_dir, name))
+
+
+def train(trainer: Trainer, options: TrainingOptions, dataset, num_train_steps: int) -> None:
+    """Trains on `dataset` to `num_train_steps` as the options say (batch, steps per loop,
+    checkpoints, logging), with TensorBoard scalars in output_dir/train on the chief."""
+    trainer.train(
+        dataset,
+        num_train_steps=num_train_steps,
+        global_batch_size=options.train_batch_size,
+        steps_per_loop=options.iterations_per_loop,
+        save_checkpoints_steps=options.save_checkpoints_steps,
+        log_steps=options.log_steps,
+        summary_writer=summary_writer(trainer.strategy, options.output_dir, "train"),
+    )

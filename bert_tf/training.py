@@ -115,25 +115,26 @@ class Trainer:
             if use_xla and single_device
             else self._replica_step
         )
-        state = {"model": model, "optimizer": optimizer}
-        if hasattr(model, "encoder"):
-            # Also under its own name, so that a fine-tuning model can restore just the encoder.
-            state["encoder"] = model.encoder
-        self.checkpoint = tf.train.Checkpoint(
-            **state, loss_scale=self.loss_scale, good_steps=self.good_steps
-        )
         self.checkpoint_dir = checkpoint_dir
         self.keep_checkpoint_every_n_steps = keep_checkpoint_every_n_steps
-        self.manager = (
-            tf.train.CheckpointManager(
-                self.checkpoint,
-                checkpoint_dir,
-                max_to_keep=max_checkpoints_to_keep,
-                checkpoint_name="ckpt",
-            )
-            if checkpoint_dir
-            else None
+        self.checkpoint, self.manager = self._checkpointing(max_checkpoints_to_keep)
+
+    def _checkpointing(self, max_to_keep: int):
+        """The training state's `tf.train.Checkpoint` and its manager (None without a
+        checkpoint_dir)."""
+        state = {"model": self.model, "optimizer": self.optimizer}
+        if hasattr(self.model, "encoder"):
+            # Also under its own name, so that a fine-tuning model can restore just the encoder.
+            state["encoder"] = self.model.encoder
+        checkpoint = tf.train.Checkpoint(
+            **state, loss_scale=self.loss_scale, good_steps=self.good_steps
         )
+        if not self.checkpoint_dir:
+            return checkpoint, None
+        manager = tf.train.CheckpointManager(
+            checkpoint, self.checkpoint_dir, max_to_keep=max_to_keep, checkpoint_name="ckpt"
+        )
+        return checkpoint, manager
 
     @property
     def global_step(self) -> int:

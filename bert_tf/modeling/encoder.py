@@ -40,7 +40,6 @@ class BertEncoder(ConfigModel):
     """
 
     def __init__(self, config: BertConfig, **kwargs) -> None:
-        causal = config.causal_attention
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
             for name in ("input_ids", "input_mask", "segment_ids")
@@ -55,7 +54,7 @@ class BertEncoder(ConfigModel):
             name="embeddings",
         )
         embedding_output = embeddings(inputs["input_ids"], inputs["segment_ids"])  # [B, S, H]
-        mask_adder = AttentionMask(causal, name="attention_mask")(
+        mask_adder = AttentionMask(config.causal_attention, name="attention_mask")(
             inputs["input_mask"]
         )  # [B, 1, 1 or S, S]
 
@@ -74,21 +73,7 @@ class BertEncoder(ConfigModel):
             )(hidden, mask_adder)  # [B, S, H]
             encoder_outputs.append(hidden)
 
-        # The pooler: the [CLS] vector through dense + tanh, the input of sentence-level heads.
-        # Under causal attention [CLS] sees only itself, the same for every input; the last real
-        # token is the one that has seen it all, and left-to-right models classify from it, as
-        # OpenAI GPT does (paper Table 5's LTR model is fine-tuned on sentence tasks).
-        summary = (
-            LastRealToken(name="last_real_token")(hidden, inputs["input_mask"])
-            if causal
-            else hidden[:, 0]
-        )  # [B, H]
-        pooled_output = keras.layers.Dense(
-            config.hidden_size,
-            activation="tanh",
-            kernel_initializer=truncated_normal(config.initializer_range),
-            name="pooler",
-        )(summary)  # [B, H]
+        pooled_output = _pooler(hidden, inputs["input_mask"], config)  # [B, H]
 
         super().__init__(
             config,
@@ -113,6 +98,27 @@ class BertEncoder(ConfigModel):
     @property
     def pooler(self) -> keras.layers.Dense:
         return self.get_layer("pooler")
+
+
+def _pooler(hidden, input_mask, config: BertConfig):
+    """The pooler: the [CLS] vector through dense + tanh, the input of sentence-level heads.
+
+    Under causal attention [CLS] sees only itself, the same for every input; the last real
+    token is the one that has seen it all, and left-to-right models classify from it, as
+    OpenAI GPT does (paper Table 5's LTR model is fine-tuned on sentence tasks).
+    hidden: [B, S, H], input_mask: [B, S] -> [B, H].
+    """
+    summary = (
+        LastRealToken(name="last_real_token")(hidden, input_mask)
+        if config.causal_attention
+        else hidden[:, 0]
+    )  # [B, H]
+    return keras.layers.Dense(
+        config.hidden_size,
+        activation="tanh",
+        kernel_initializer=truncated_normal(config.initializer_range),
+        name="pooler",
+    )(summary)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

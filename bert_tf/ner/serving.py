@@ -94,6 +94,7 @@ def conll_words(text: str) -> list[tuple[str, int, int]]:
     return words
 
 
+# Over 60 lines: `conll_words` as TensorFlow ops, rule for rule, kept whole to read beside it.
 def conll_words_in_graph(text):
     """`conll_words` of each text, with TensorFlow ops: text [B] string -> (chars [B, (C)],
     words [B, (W)] string, start [B, (W)] int64, end [B, (W)] int64).

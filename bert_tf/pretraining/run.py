@@ -35,7 +35,7 @@ from bert_tf.options import (
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.pretraining.input_pipeline import check_records, pretraining_dataset
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
-from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, summary_writer
+from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, summary_writer, train
 from bert_tf.training import write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
@@ -134,46 +134,15 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         # (an LTR model's attention is causal).
         trainer.model.config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     if options.do_train:
-        replicas = strategy.num_replicas_in_sync
-        logger.info(
-            "training %s to step %d: batch %d on %d replica(s) (%d micro-batch(es) of %d per "
-            "replica per step), %s, objective %s",
-            options.optimizer, options.num_train_steps, options.train_batch_size, replicas,
-            options.gradient_accumulation_steps,
-            options.train_batch_size // (replicas * options.gradient_accumulation_steps),
-            options.dtype, options.objective,
-        )  # fmt: skip
-        dataset = pretraining_dataset(
-            input_files,
-            options.train_batch_size,
-            options.max_seq_length,
-            options.max_predictions_per_seq,
-            is_training=True,
-            seed=options.seed,
-        )
-        trainer.train(
-            _shard_policy(dataset, len(input_files), num_workers(strategy)),
-            num_train_steps=options.num_train_steps,
-            global_batch_size=options.train_batch_size,
-            steps_per_loop=options.iterations_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            log_steps=options.log_steps,
-            summary_writer=summary_writer(strategy, options.output_dir, "train"),
-        )
+        _log_training(options, strategy.num_replicas_in_sync)
+        dataset = _dataset(input_files, options.train_batch_size, True, options, strategy)
+        train(trainer, options, dataset, options.num_train_steps)
         if is_chief(strategy):
             export_pretrained(trainer.model, options.output_dir, options.vocab_file)
     if not options.do_eval:
         return {}
-    dataset = pretraining_dataset(
-        eval_files,
-        options.eval_batch_size,
-        options.max_seq_length,
-        options.max_predictions_per_seq,
-        is_training=False,
-    )
-    results = trainer.evaluate(
-        _shard_policy(dataset, len(eval_files), num_workers(strategy)), options.max_eval_steps
-    )
+    dataset = _dataset(eval_files, options.eval_batch_size, False, options, strategy)
+    results = trainer.evaluate(dataset, options.max_eval_steps)
     logger.info("eval: %s", results)
     if is_chief(strategy):
         write_eval_results(os.path.join(options.output_dir, "eval_results.txt"), results)
@@ -183,14 +152,34 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     return results
 
 
-def _shard_policy(dataset: tf.data.Dataset, num_files: int, workers: int):
-    """Workers read disjoint files when there are enough of them, else disjoint records."""
-    options = tf.data.Options()
-    policy = tf.data.experimental.AutoShardPolicy
-    options.experimental_distribute.auto_shard_policy = (
-        policy.FILE if num_files >= workers else policy.DATA
+def _log_training(options: PretrainingOptions, replicas: int) -> None:
+    micro_batches = options.gradient_accumulation_steps
+    logger.info(
+        "training %s to step %d: batch %d on %d replica(s) (%d micro-batch(es) of %d per "
+        "replica per step), %s, objective %s",
+        options.optimizer, options.num_train_steps, options.train_batch_size, replicas,
+        micro_batches, options.train_batch_size // (replicas * micro_batches), options.dtype,
+        options.objective,
+    )  # fmt: skip
+
+
+def _dataset(files: list[str], batch_size: int, is_training: bool, options, strategy):
+    """The records' batches; workers read disjoint files when there are enough of them, else
+    disjoint records."""
+    dataset = pretraining_dataset(
+        files,
+        batch_size,
+        options.max_seq_length,
+        options.max_predictions_per_seq,
+        is_training=is_training,
+        seed=options.seed if is_training else None,
     )
-    return dataset.with_options(options)
+    data_options = tf.data.Options()
+    policy = tf.data.experimental.AutoShardPolicy
+    data_options.experimental_distribute.auto_shard_policy = (
+        policy.FILE if len(files) >= num_workers(strategy) else policy.DATA
+    )
+    return dataset.with_options(data_options)
 
 
 def export_pretrained(model, output_dir: str, vocab_file: str | None = None) -> str:

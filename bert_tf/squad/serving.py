@@ -72,6 +72,7 @@ class QuestionAnswerer(tf.Module):
         self.version_2_with_negative = version_2_with_negative
         self.null_score_diff_threshold = null_score_diff_threshold
 
+    # Over 60 lines: the original's post-processing as one graph, step for step, kept whole.
     def answer(self, question, context) -> dict:
         """question, context: [B] strings -> {answer [B] string, score [B] float32
         (, null_odds [B] float32)}.
