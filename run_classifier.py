@@ -14,7 +14,8 @@ and the GLUE submission file with --do_predict, and a SavedModel with --export_d
 from __future__ import annotations
 
 from bert_tf import cli
-from bert_tf.classification.task import ClassifierOptions, run_classifier
+from bert_tf.classification.options import ClassifierOptions
+from bert_tf.classification.task import run_classifier
 
 cli.define_flags(ClassifierOptions)
 

@@ -18,8 +18,9 @@ report); a SavedModel that tags raw text with --export_dir. Prints each split's 
 from __future__ import annotations
 
 from bert_tf import cli
+from bert_tf.ner.options import NerOptions
 from bert_tf.ner.results import PREFIXES
-from bert_tf.ner.task import NerOptions, run_ner
+from bert_tf.ner.task import run_ner
 
 cli.define_flags(NerOptions)
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 import json
 
 from bert_tf import cli
-from bert_tf.squad.task import SquadOptions, run_squad
+from bert_tf.squad.options import SquadOptions
+from bert_tf.squad.task import run_squad
 
 cli.define_flags(SquadOptions)
 

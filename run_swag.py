@@ -16,7 +16,8 @@ scores raw text with --export_dir.
 from __future__ import annotations
 
 from bert_tf import cli
-from bert_tf.swag.task import SwagOptions, run_swag
+from bert_tf.swag.options import SwagOptions
+from bert_tf.swag.task import run_swag
 
 cli.define_flags(SwagOptions)
 

@@ -31,9 +31,10 @@ from bert_tf.config import BertConfig  # noqa: E402
 from bert_tf.modeling.span_labeler import BertSpanLabeler  # noqa: E402
 from bert_tf.squad.data import read_squad_examples, read_squad_file  # noqa: E402
 from bert_tf.squad.features import convert_examples_to_features  # noqa: E402
+from bert_tf.squad.options import SquadOptions  # noqa: E402
 from bert_tf.squad.postprocess import RawResult, compute_predictions  # noqa: E402
 from bert_tf.squad.serving import export_squad  # noqa: E402
-from bert_tf.squad.task import EXPORT_SETTINGS, SquadOptions  # noqa: E402
+from bert_tf.squad.task import EXPORT_SETTINGS  # noqa: E402
 from bert_tf.tokenization import FullTokenizer  # noqa: E402
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")

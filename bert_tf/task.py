@@ -6,19 +6,8 @@ worker), training, prediction in record order, the results files and summaries, 
 on the chief. A task says how its data is read, turned into features and records, batched,
 learned (its objective) and turned back into metrics and files.
 
-A task in a few lines (tests/test_task.py runs one end to end):
-
-    class Parity(Task):
-        name = "parity"
-        output_names = ("logits",)
-
-        def read(self, split): ...                       # examples of "train", "dev", "test"
-        def objective(self, config): return Classification(2)
-        def features(self, examples, split, tokenizer): ...
-        def serialize(self, feature, is_training): return encode_example({...}, {})
-        def padding(self): ...                           # fills the last eval batch
-        def record_spec(self, is_training): return {...: tf.io.FixedLenFeature(...)}
-        def evaluate(self, split, examples, features, predictions): return {"eval_accuracy": ...}
+README.md "Adding a fine-tuning task" lists the hooks; tests/test_task.py writes a whole task
+(does a sentence name a pet) and runs it.
 
 Splits are named "train", "dev" and "test" (GLUE's MNLI adds "dev_mismatched" and
 "test_mismatched"): "dev" splits are evaluated with --do_eval, "test" ones predicted with

@@ -17,46 +17,14 @@ from bert_tf.classification.features import (
     serialize_features,
 )
 from bert_tf.classification.objective import Classification
-from bert_tf.classification.processors import PROCESSORS, DataProcessor, get_processor
+from bert_tf.classification.options import ClassifierOptions
+from bert_tf.classification.processors import DataProcessor, get_processor
 from bert_tf.classification.results import evaluation_results, prediction_files, write_predictions
 from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.finetuning import (
-    BilstmOptions,
-    DataDirOptions,
-    FineTuningOptions,
-    TfdsOptions,
-    run_task,
-)
-from bert_tf.options import option, options, redefault
-from bert_tf.runtime import EvalOptions
+from bert_tf.finetuning import run_task
 from bert_tf.task import Predictions, Task
-
-
-@options
-class ClassifierOptions(FineTuningOptions, EvalOptions, DataDirOptions, TfdsOptions, BilstmOptions):
-    """run_classifier.py's flags: the original's (same names and defaults) and ours."""
-
-    task_name: str = option(
-        None,
-        f"The name of the task to train: one of {', '.join(sorted(PROCESSORS))}.",
-        lambda name, value: get_processor(value),
-        required=True,
-    )
-    data_dir: str | None = redefault(
-        None, "The input data dir. Should contain the .tsv files (or other data files)."
-    )
-    max_seq_length: int = redefault(
-        128,
-        "The maximum total input sequence length after WordPiece tokenization. Longer "
-        "sequences are truncated, shorter ones padded.",
-    )
-    use_tfds: bool = redefault(
-        False,
-        "Read the task from tensorflow-datasets (glue/<task>, prepared beforehand) instead "
-        "of --data_dir's TSV files.",
-    )
 
 
 class GlueTask(Task):

@@ -29,6 +29,9 @@ SPLIT_FILES = {
     "test": ("test.txt", "eng.testb"),
 }
 
+# The label set, kept with a trained model in its output_dir.
+LABELS_FILE = "labels.txt"
+
 
 @dataclasses.dataclass
 class Sentence:
@@ -198,3 +201,43 @@ def tfds_conll2003(split: str, data_dir: str | None) -> ConllFile:
             lines.append(" ".join(cells))
         lines.append("")
     return parse_conll_lines(lines, f"{name}[{split}]")
+
+
+def resolve_labels(
+    output_dir: str, init_checkpoint: str | None, train: ConllFile | None
+) -> tuple[list[str], str]:
+    """The label set and where it comes from: the training file's entity types when
+    training (checked against an earlier run's labels.txt in output_dir), else
+    output_dir/labels.txt, else the labels.txt beside init_checkpoint.
+
+    Raises:
+        InputError: the training file's tags differ from the earlier run's, or no label set
+            is found.
+    """
+    saved_files = [os.path.join(output_dir, LABELS_FILE)]
+    if init_checkpoint:
+        directory = (
+            init_checkpoint if os.path.isdir(init_checkpoint) else os.path.dirname(init_checkpoint)
+        )
+        saved_files.append(os.path.join(directory, LABELS_FILE))
+    saved_file = next((path for path in saved_files if os.path.isfile(path)), None)
+    saved = None
+    if saved_file:
+        with open(saved_file, encoding="utf-8") as f:
+            saved = [line.strip() for line in f if line.strip()]
+    if train is not None:
+        labels = label_list(train.entity_types())
+        if saved is not None and saved_file == saved_files[0] and saved != labels:
+            raise InputError(
+                f"{train.source}: its tags ({' '.join(labels)}) differ from the tags the model "
+                f"in --output_dir was trained on ({saved_file}: {' '.join(saved)}); use "
+                "another --output_dir"
+            )
+        return labels, train.source
+    if saved is None:
+        raise InputError(
+            f"no {LABELS_FILE} in --output_dir={output_dir}"
+            + (" or beside --init_checkpoint" if init_checkpoint else "")
+            + ": the label set is written there when the model is trained (--do_train)"
+        )
+    return saved, saved_file
