@@ -232,9 +232,6 @@ class Trainer:
         again, and clip per replica).
         """
         optimizer = self.optimizer
-        # Plain ops, nothing for autograph to convert (a full test run once saw autograph
-        # call a converted `slot_variables` in its place).
-        update_step = tf.autograph.experimental.do_not_convert(optimizer.update_step)
 
         def update():
             learning_rate = optimizer.learning_rate
@@ -244,7 +241,9 @@ class Trainer:
                 for gradient, variable in zip(gradients, self.variables, strict=True):
                     strategy.extended.update(
                         _tf_variable(variable),
-                        lambda var, grad, factor: update_step(grad * factor, var, learning_rate),
+                        lambda var, grad, factor: optimizer.update_step(
+                            grad * factor, var, learning_rate
+                        ),
                         args=(gradient, factor),
                         group=False,
                     )

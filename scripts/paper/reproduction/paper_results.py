@@ -1,4 +1,4 @@
-"""The BERT paper's results (Devlin et al., 2018; ../shared/SPEC.md section 0), by table, row
+"""The BERT paper's results (Devlin et al., 2018: Tables 1-8, Figure 5), by table, row
 and column: what scripts/paper/reproduce.py sets our numbers beside."""
 
 PAPER = {
