@@ -233,8 +233,7 @@ def test_bad_input_is_one_clear_line(setup, tmp_path, case, message):
     data_dir = None
     for name, text in files.items():
         data_dir = write(tmp_path / "data" / name, text)
-    args = ner_args(setup, "iob2", tmp_path / "out", *extra)
-    args[1] = f"--data_dir={data_dir}"
+    args = [*ner_args(setup, "iob2", tmp_path / "out", *extra), f"--data_dir={data_dir}"]
     line = error_line(run_script(*args), "run_ner.py")
     assert re.search(message, line), line
     assert not (tmp_path / "out" / "eval_predictions.txt").exists()
