@@ -17,7 +17,9 @@ on text that the original handles (google-research/bert's tokenization is the re
 from __future__ import annotations
 
 import os
+import shutil
 import tempfile
+import weakref
 
 import tensorflow as tf
 import tensorflow_text as tf_text
@@ -75,6 +77,8 @@ class InGraphTokenizer(tf.Module):
     def __init__(self, vocab_file: str, do_lower_case: bool = True) -> None:
         super().__init__(name="tokenizer")
         self._scratch = tempfile.mkdtemp(prefix="bert_tf_vocab_")
+        # The asset must exist until tf.saved_model.save copies it; the copy goes with the module.
+        weakref.finalize(self, shutil.rmtree, self._scratch, ignore_errors=True)
         normalized, vocab = normalized_vocab_file(vocab_file, self._scratch)
         self.vocab_asset = tf.saved_model.Asset(normalized)
         self.do_lower_case = do_lower_case

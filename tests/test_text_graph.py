@@ -3,7 +3,9 @@ bert_tf.packing does."""
 
 from __future__ import annotations
 
+import gc
 import json
+import os
 
 import numpy as np
 import pytest
@@ -96,3 +98,12 @@ def test_ids_equal_the_originals_on_the_glue_dev_sets(shared_oracle):
     differing = [text for text, a, b in zip(texts, got, expected, strict=True) if a != b]
     assert len(texts) > 5000
     assert not differing, f"{len(differing)} of {len(texts)} differ, first: {differing[:3]}"
+
+
+def test_the_scratch_copy_of_the_vocab_goes_with_the_tokenizer():
+    tokenizer = InGraphTokenizer(str(UNCASED_VOCAB))
+    scratch = tokenizer._scratch
+    assert os.path.exists(os.path.join(scratch, "vocab.txt"))
+    del tokenizer
+    gc.collect()
+    assert not os.path.exists(scratch)
