@@ -9,7 +9,9 @@ from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.checkpoints import load_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.modeling.embeddings import BertEmbeddings
 from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.heads import gather_indexes
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.pretraining.objectives import pretraining_loss
 
@@ -195,6 +197,25 @@ def test_mixed_precision_stays_close_to_float32(oracle_inputs, oracle_checkpoint
     assert out.dtype == "bfloat16"
     expected = np.asarray(reference(inputs)["sequence_output"])
     np.testing.assert_allclose(np.asarray(out, "float32"), expected, atol=0.1)
+
+
+def test_16_bit_lookups_by_one_hot_matmul_pick_exactly_the_rows():
+    # In 16-bit compute the token types and the masked positions are one-hot matmuls (fast
+    # gradients on GPUs); they must pick the very values a gather picks.
+    rng = np.random.default_rng(0)
+    sequence = keras.ops.cast(rng.normal(size=(2, 9, 16)), "bfloat16")  # [B, S, H]
+    positions = np.array([[0, 8, 3], [5, 5, 1]], np.int32)  # [B, P]
+    picked = gather_indexes(sequence, positions)
+    assert picked.dtype == "bfloat16"
+    expected = np.asarray(keras.ops.cast(sequence, "float32"))[np.arange(2)[:, None], positions]
+    np.testing.assert_array_equal(np.asarray(keras.ops.cast(picked, "float32")), expected)
+
+    embeddings = BertEmbeddings(99, 16, 2, 64, 0.0, 0.02, dtype="mixed_bfloat16")
+    embeddings.build((2, 9))
+    segment_ids = rng.integers(0, 2, (2, 9)).astype(np.int32)
+    types = np.asarray(keras.ops.cast(embeddings.token_types(segment_ids), "float32"))
+    table = np.asarray(keras.ops.cast(embeddings.token_type_embeddings, "bfloat16"), "float32")
+    np.testing.assert_array_equal(types, table[segment_ids])
 
 
 def test_encoder_rebuilds_from_its_config():

@@ -1,0 +1,62 @@
+"""`bert_tf.modeling` is backend-agnostic Keras 3: under JAX (the backend of our GPU numbers;
+Keras's numpy backend imports JAX too), in a process that never imports TensorFlow, the encoder
+and the pre-training heads give TensorFlow's numbers."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import numpy as np
+from conftest import REPO, SCRIPT_ENV, tiny_config_dict
+
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import BertPretrainer
+
+INPUTS = ("input_ids", "input_mask", "segment_ids", "masked_lm_positions")
+OUTPUTS = ("embedding_output", "sequence_output", "pooled_output", "mlm_log_probs", "nsp_log_probs")
+
+# Run as `python -c` under KERAS_BACKEND=jax: argv = the arrays (.npz), the config (JSON),
+# where to write the outputs (.npz).
+JAX_FORWARD = f"""
+import json, sys
+import numpy as np
+import keras
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import BertPretrainer
+
+assert keras.backend.backend() == "jax", keras.backend.backend()
+arrays = np.load(sys.argv[1])
+model = BertPretrainer(BertConfig(**json.loads(sys.argv[2])))
+model.set_weights([arrays[f"weight_{{i}}"] for i in range(len(model.weights))])
+outputs = model({{name: arrays[name] for name in {INPUTS!r}}}, training=False)
+assert "tensorflow" not in sys.modules, "bert_tf.modeling imported TensorFlow"
+np.savez(sys.argv[3], **{{name: np.asarray(outputs[name]) for name in {OUTPUTS!r}}})
+"""
+
+
+def test_the_jax_backend_gives_tensorflows_outputs_without_importing_tensorflow(tmp_path):
+    config = tiny_config_dict(hidden_act="gelu")
+    model = BertPretrainer(BertConfig(**config))
+    rng = np.random.default_rng(0)
+    inputs = {
+        "input_ids": rng.integers(0, 99, (3, 16)).astype(np.int32),
+        "input_mask": np.array([[1] * 16, [1] * 11 + [0] * 5, [1] * 5 + [0] * 11], np.int32),
+        "segment_ids": np.array([[0] * 8 + [1] * 8, [0] * 6 + [1] * 10, [0] * 16], np.int32),
+        "masked_lm_positions": np.array([[1, 7, 12], [2, 3, 0], [4, 0, 0]], np.int32),
+    }
+    weights = {f"weight_{i}": np.asarray(w) for i, w in enumerate(model.weights)}
+    np.savez(tmp_path / "arrays.npz", **inputs, **weights)
+    expected = model(inputs, training=False)
+
+    result = subprocess.run(
+        [sys.executable, "-c", JAX_FORWARD, str(tmp_path / "arrays.npz"), json.dumps(config),
+         str(tmp_path / "jax.npz")],
+        cwd=REPO, env={**SCRIPT_ENV, "KERAS_BACKEND": "jax"}, capture_output=True, text=True,
+        timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    got = np.load(tmp_path / "jax.npz")
+    for name in OUTPUTS:
+        np.testing.assert_allclose(got[name], np.asarray(expected[name]), atol=1e-5, err_msg=name)
