@@ -100,7 +100,9 @@ def run_task(task: Task) -> dict:
         train(trainer, options, dataset, steps)
     results = _evaluate(task, trainer, splits, examples, features)
     if options.export_dir and is_chief(strategy):
-        task.export(trainer.model, options.export_dir)
+        from bert_tf.serving import model_in_dtype  # TensorFlow Text only when exporting
+
+        task.export(model_in_dtype(trainer.model, options.export_dtype), options.export_dir)
     return results
 
 

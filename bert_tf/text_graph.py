@@ -131,10 +131,13 @@ class InGraphTokenizer(tf.Module):
         pieces = self._wordpiece.tokenize(words)  # [N, (words), (pieces)]
         return pieces.merge_dims(1, 2)
 
-    def pack(self, ids_a, ids_b, seq_length: int) -> dict:
+    def pack(self, ids_a, ids_b, seq_length: int, to_longest: bool = False) -> dict:
         """[N, (tokens)] ids of A (and B, rows may be empty) -> input_ids, input_mask,
         segment_ids [N, seq_length] int32: `[CLS] A [SEP] (B [SEP])`, truncated as
-        `packing.truncate_seq_pair` (pop from the end of the longer; ties go to B)."""
+        `packing.truncate_seq_pair` (pop from the end of the longer; ties go to B).
+
+        `to_longest`: padded only to the longest packed row, [N, <= seq_length]: the same
+        outputs at the real positions (padding is masked out of attention) for less work."""
         len_a = ids_a.row_lengths()
         len_b = ids_b.row_lengths() if ids_b is not None else tf.zeros_like(len_a)
         # Room for tokens: 3 specials with a B, 2 without.
@@ -163,7 +166,7 @@ class InGraphTokenizer(tf.Module):
             second = tf.concat([ids_b, sep_b], axis=1)
             ids = tf.concat([first, second], axis=1)
             segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-        shape = [None, seq_length]
+        shape = None if to_longest else [None, seq_length]
         return {
             "input_ids": tf.cast(ids.to_tensor(0, shape=shape), tf.int32),
             "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),

@@ -141,6 +141,7 @@ def test_the_saved_model_serves_raw_text_as_the_in_process_model(trained, setup)
         "max_seq_length": 32,
         "labels": ["0", "1"],
         "text_pairs": True,
+        "dtype": "float32",
     }  # noqa: E501
     assert (trained["export_dir"] / "assets" / "vocab.txt").is_file()
 
@@ -170,6 +171,20 @@ def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
     served = serve_test_texts(export_dir, setup)
     in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
     np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
+
+
+def test_a_bfloat16_export_serves_the_fine_tuned_model_in_bfloat16(trained, setup):
+    export_dir = setup["root"] / "export_bfloat16"
+    args = classifier_args(setup, trained["output_dir"], f"--export_dir={export_dir}")
+    result = run_script(*args, "--export_dtype=bfloat16", timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    meta = json.loads((export_dir / "assets.extra" / "bert_tf.json").read_text())
+    assert meta["dtype"] == "bfloat16"
+    served = serve_test_texts(export_dir, setup)
+    in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
+    # bfloat16 keeps 8 bits of mantissa: close to float32's probabilities, not equal.
+    np.testing.assert_allclose(served["probabilities"], in_process, atol=0.02)
+    assert not np.allclose(served["probabilities"], in_process, atol=1e-6)
 
 
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):

@@ -75,6 +75,19 @@ def test_packing_truncates_and_pads_as_the_python_packing(seq_length):
         assert packed["segment_ids"][i].tolist() == segments, (la, lb)
 
 
+def test_packing_to_the_longest_is_packing_to_max_length_cut_at_the_longest_row():
+    tokenizer = InGraphTokenizer(str(UNCASED_VOCAB))
+    a = tf.ragged.constant([[100, 101], [100, 101, 102, 103, 104]], tf.int64)
+    b = tf.ragged.constant([[200], []], tf.int64)
+    full = tokenizer.pack(a, b, 12)
+    short = tokenizer.pack(a, b, 12, to_longest=True)
+    for name, values in short.items():
+        assert values.shape == (2, 7), name  # [CLS] + 5 + [SEP]
+        np.testing.assert_array_equal(values, full[name][:, :7], err_msg=name)
+    # Truncation is still at max length.
+    assert tokenizer.pack(a, b, 5, to_longest=True)["input_ids"].shape == (2, 5)
+
+
 def test_a_vocab_with_a_token_twice_is_refused(tmp_path):
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nhello\n", encoding="utf-8")

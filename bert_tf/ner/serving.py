@@ -223,7 +223,7 @@ class EntityTagger(tf.Module):
             doc.flat_values, tf.ragged.range(first_piece, first_piece + windows["length"])
         )  # [N, (length)]
         features = self.tokenizer.pack(window_pieces, None, self.seq_length)  # [N, S] each
-        logits = self.model(features, training=False)["logits"]  # [N, S, L]
+        logits = tf.cast(self.model(features, training=False)["logits"], tf.float32)  # [N, S, L]
         label = tf.argmax(logits, axis=-1, output_type=tf.int32)  # [N, S]
 
         # As features.py: a position is labelled where a word's first piece is, in the window
@@ -301,7 +301,7 @@ def export_ner(model, export_dir: str, **settings) -> str:
     return export_model(
         model,
         export_dir,
-        lambda outputs: {"logits": outputs["logits"]},
+        lambda outputs: {"logits": tf.cast(outputs["logits"], tf.float32)},
         tagger.tag,
         [tf.TensorSpec([None], tf.string, name="text")],
         {

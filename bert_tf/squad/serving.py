@@ -110,7 +110,8 @@ class QuestionAnswerer(tf.Module):
         )  # [N, (window_length)]
         features = self._pack(tf.gather(query, window_example), window_pieces)
         outputs = self.model(features, training=False)
-        start_logits, end_logits = outputs["start_logits"], outputs["end_logits"]  # [N, S]
+        start_logits = tf.cast(outputs["start_logits"], tf.float32)  # [N, S]
+        end_logits = tf.cast(outputs["end_logits"], tf.float32)  # [N, S]
 
         # Each window's K best starts and ends (ties: the lower position, as the original).
         start_values, start_positions = tf.math.top_k(start_logits, self.n_best_size)  # [N, K]

@@ -31,7 +31,7 @@ def export_swag(
     tokenizer = InGraphTokenizer(vocab_file, do_lower_case=do_lower_case)
 
     def outputs_of(outputs):
-        logits = outputs["logits"]  # [N, 4]
+        logits = tf.cast(outputs["logits"], tf.float32)  # [N, 4]
         return {
             "probabilities": tf.nn.softmax(logits, axis=-1),
             "label_id": tf.argmax(logits, axis=-1, output_type=tf.int32),
