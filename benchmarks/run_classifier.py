@@ -9,6 +9,11 @@ For BERT-Tiny (L=2, H=128) and BERT-Base (L=12, H=768) at sequence length 128:
 
     python benchmarks/run_classifier.py                 # tiny and base, float32
     python benchmarks/run_classifier.py --sizes=tiny --dtype=mixed_bfloat16
+    python benchmarks/run_classifier.py --sizes=base --mrpc_dev=../shared/data/glue/MRPC/dev.tsv
+
+With --mrpc_dev, also the latency of one request (batch 1, an MRPC Dev pair each) through the
+raw-text signature, median and 90th percentile in ms, for exports in float32 and bfloat16
+(`--export_dtype`), and the share of pairs whose bfloat16 label equals float32's.
 
 Each number is the best of --repeats timed windows after a warm-up in one process (timings
 between fresh processes vary more on shared machines; see benchmarks/README.md).
@@ -19,6 +24,7 @@ from __future__ import annotations
 import argparse
 import os
 import tempfile
+import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
@@ -30,7 +36,7 @@ from timing import best_rate  # benchmarks/timing.py
 from bert_tf.classification.objective import Classification
 from bert_tf.config import BertConfig
 from bert_tf.optimization import create_optimizer
-from bert_tf.serving import export_classifier
+from bert_tf.serving import export_classifier, model_in_dtype
 from bert_tf.training import Trainer
 
 SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
@@ -106,6 +112,47 @@ def measure(size: str, dtype: str, seq_length: int, repeats: int, seconds: float
     return rows
 
 
+def mrpc_pairs(path: str) -> list[tuple[str, str]]:
+    """(sentence 1, sentence 2) of an MRPC .tsv (GLUE's columns)."""
+    with open(path, encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f][1:]
+    return [(row[3], row[4]) for row in rows]
+
+
+def request_latencies(size: str, seq_length: int, pairs: list) -> list[tuple]:
+    """Per export dtype: median and 90th-percentile ms of one raw-text request per pair, and
+    the labels, after a warm-up pass."""
+    layers, hidden = SIZES[size]
+    config = BertConfig(
+        vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
+        num_attention_heads=max(1, hidden // 64), intermediate_size=4 * hidden,
+    )  # fmt: skip
+    keras.config.set_dtype_policy("float32")
+    model = Classification(2).build_model(config)
+    rows, labels = [], {}
+    for export_dtype in ("float32", "bfloat16"):
+        export_dir = tempfile.mkdtemp(prefix="bench_export_")
+        export_classifier(
+            model_in_dtype(model, export_dtype), export_dir, VOCAB, True, seq_length, ["0", "1"]
+        )
+        serve_text = tf.saved_model.load(export_dir).signatures["serving_default"]
+
+        def request(a, b, serve_text=serve_text):
+            return serve_text(text_a=tf.constant([a]), text_b=tf.constant([b]))["label_id"]
+
+        for a, b in pairs[:20]:  # warm-up: tracing and oneDNN primitives per length
+            request(a, b)
+        times, ids = [], []
+        for a, b in pairs:
+            start = time.perf_counter()
+            ids.append(int(request(a, b).numpy()[0]))
+            times.append(1000 * (time.perf_counter() - start))
+        labels[export_dtype] = np.array(ids)
+        rows.append((size, export_dtype, np.median(times), np.percentile(times, 90)))
+    agreement = float(np.mean(labels["float32"] == labels["bfloat16"]))
+    return rows, agreement
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--sizes", default="tiny,base")
@@ -113,6 +160,7 @@ def main() -> None:
     parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of a timed window")
+    parser.add_argument("--mrpc_dev", help="MRPC dev.tsv: also time one request per pair")
     args = parser.parse_args()
     import tensorflow_text  # noqa: F401  (the SavedModel's tokenizer ops)
 
@@ -125,6 +173,15 @@ def main() -> None:
     print("-" * 73)
     for size, dtype, what, n, rate in rows:
         print(f"{size:6} {dtype:15} {what:32} {n:>5} {rate:>11.1f}")
+    if args.mrpc_dev:
+        pairs = mrpc_pairs(args.mrpc_dev)
+        print(f"\nOne raw-text request per MRPC Dev pair ({len(pairs)} pairs), batch 1, ms")
+        print(f"{'size':6} {'export dtype':15} {'median':>8} {'p90':>8}")
+        for size in args.sizes.split(","):
+            latencies, agreement = request_latencies(size, args.seq_length, pairs)
+            for size, dtype, median, p90 in latencies:
+                print(f"{size:6} {dtype:15} {median:>8.1f} {p90:>8.1f}")
+            print(f"{size}: bfloat16 labels equal float32's on {100 * agreement:.1f}% of pairs")
 
 
 if __name__ == "__main__":
