@@ -60,3 +60,16 @@ def test_the_jax_backend_gives_tensorflows_outputs_without_importing_tensorflow(
     got = np.load(tmp_path / "jax.npz")
     for name in OUTPUTS:
         np.testing.assert_allclose(got[name], np.asarray(expected[name]), atol=1e-5, err_msg=name)
+
+
+def test_the_gpu_benchmark_trains_ours_under_jax(tmp_path):
+    # benchmarks/gpu_pretraining.py runs on GPU machines without TensorFlow: here on the CPU,
+    # one step of a tiny config, only for the table's row (no timing is checked).
+    result = subprocess.run(
+        [sys.executable, "benchmarks/gpu_pretraining.py", "--configs=tiny128", "--steps=1",
+         "--warmup_steps=1", "--implementations=bert_tf"],
+        cwd=REPO, env=SCRIPT_ENV, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    row = next(line for line in result.stdout.splitlines() if line.startswith("tiny128"))
+    assert row.split()[1] == "bert_tf" and float(row.split()[2]) > 0, result.stdout

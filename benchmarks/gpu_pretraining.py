@@ -1,0 +1,303 @@
+"""The pre-training step on a GPU: bert_tf's BertPretrainer beside keras-hub's BertMaskedLM and
+Hugging Face transformers' BertForPreTraining (+ torch.compile), as a table of sequences/s,
+TFLOP/s and share of the GPU's bf16 peak, with each peer's ratio to ours.
+
+    python benchmarks/gpu_pretraining.py                      # base128, base512, large128
+    python benchmarks/gpu_pretraining.py --configs=tiny128 --steps=3 --warmup_steps=1  # on a CPU
+
+It runs where there is no TensorFlow: ours and keras-hub on the Keras 3 JAX backend (bert_tf's
+model, objective and heads are backend-agnostic Keras), HF on PyTorch. Each (config,
+implementation) runs in a fresh process of this script (`--worker=...`); an implementation
+whose packages are missing is skipped with a note. The same step for all three: dropout 0.1,
+bf16 compute (`--dtype`), AdamW (lr 1e-4, weight decay 0.01) with a global-norm clip of 1.0,
+jit-compiled (jax.jit for the Keras models, torch.compile for HF); one synthetic batch,
+repeated, every token and prediction real. The compilation steps (`--warmup_steps`) are not
+timed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import subprocess
+import sys
+import time
+
+from run_pretraining import training_flops_per_sequence  # benchmarks/run_pretraining.py
+
+VOCAB_SIZE = 30522
+# name: (layers, hidden, seq_length, max_predictions, batch): the paper's two phases (128/20,
+# 512/80) at the batch sizes the issue measured on one H100.
+CONFIGS = {
+    "base128": (12, 768, 128, 20, 256),
+    "base512": (12, 768, 512, 80, 32),
+    "large128": (24, 1024, 128, 20, 128),
+    "tiny128": (2, 128, 128, 20, 8),
+}
+IMPLEMENTATIONS = ("bert_tf", "keras_hub", "hf_torch_compile")
+# Dense bf16 peak TFLOP/s by device name (NVIDIA's data sheets, without sparsity).
+BF16_PEAK_TFLOPS = {"H100 PCIe": 756.0, "H100": 989.0, "H200": 989.0, "A100": 312.0}
+RESULT_PREFIX = "RESULT "
+
+
+def synthetic_batch(batch: int, seq_length: int, predictions: int):
+    """One pre-training batch as numpy arrays: random tokens, all real; two segments."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    segment_ids = np.zeros((batch, seq_length), np.int32)
+    segment_ids[:, seq_length // 2 :] = 1
+    positions = np.sort(
+        np.stack([rng.choice(seq_length, predictions, replace=False) for _ in range(batch)]), 1
+    ).astype(np.int32)
+    return {
+        "input_ids": rng.integers(1000, VOCAB_SIZE, (batch, seq_length)).astype(np.int32),
+        "input_mask": np.ones((batch, seq_length), np.int32),
+        "segment_ids": segment_ids,
+        "masked_lm_positions": positions,
+        "masked_lm_ids": rng.integers(1000, VOCAB_SIZE, (batch, predictions)).astype(np.int32),
+        "masked_lm_weights": np.ones((batch, predictions), np.float32),
+        "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
+    }
+
+
+def keras_step(model, inputs_of, loss_of):
+    """A jax.jit-compiled training step of a Keras model (stateless, as Keras's own JAX trainer):
+    returns (step, state); step(state, batch) -> (loss, state). `inputs_of(batch)`: the model's
+    inputs; `loss_of(outputs, batch)`: the loss."""
+    import jax
+    import keras
+
+    optimizer = keras.optimizers.AdamW(1e-4, weight_decay=0.01, global_clipnorm=1.0)
+    optimizer.build(model.trainable_variables)
+
+    def loss_and_state(trainable, non_trainable, batch):
+        outputs, non_trainable = model.stateless_call(
+            trainable, non_trainable, inputs_of(batch), training=True
+        )
+        return loss_of(outputs, batch), non_trainable
+
+    gradient = jax.value_and_grad(loss_and_state, has_aux=True)
+
+    @jax.jit
+    def step(state, batch):
+        trainable, non_trainable, optimizer_variables = state
+        (loss, non_trainable), grads = gradient(trainable, non_trainable, batch)
+        trainable, optimizer_variables = optimizer.stateless_apply(
+            optimizer_variables, grads, trainable
+        )
+        return loss, (trainable, non_trainable, optimizer_variables)
+
+    state = (
+        [v.value for v in model.trainable_variables],
+        [v.value for v in model.non_trainable_variables],
+        [v.value for v in optimizer.variables],
+    )
+    return step, state
+
+
+def bert_tf_step(layers, hidden, batch, dtype):
+    """Ours: BertPretrainer (both heads) and the paper's loss, `pretraining_loss`."""
+    import keras
+
+    from bert_tf.config import BertConfig
+    from bert_tf.modeling.pretrainer import BertPretrainer
+    from bert_tf.pretraining.objectives import pretraining_loss
+
+    keras.config.set_dtype_policy(dtype)
+    config = BertConfig(
+        vocab_size=VOCAB_SIZE, hidden_size=hidden, num_hidden_layers=layers,
+        num_attention_heads=hidden // 64, intermediate_size=4 * hidden,
+        max_position_embeddings=512,
+    )  # fmt: skip
+    model = BertPretrainer(config)
+
+    def inputs_of(batch):
+        return {name: batch[name] for name in model.input}
+
+    def loss_of(outputs, batch):
+        return pretraining_loss(outputs, batch)["loss"]
+
+    return keras_step(model, inputs_of, loss_of)
+
+
+def keras_hub_step(layers, hidden, batch, dtype):
+    """keras-hub: BertBackbone + BertMaskedLM's tied head, its masked-LM cross-entropy (no NSP)."""
+    import keras
+    import keras_hub
+    from keras import ops
+
+    keras.config.set_dtype_policy(dtype)
+    backbone = keras_hub.models.BertBackbone(
+        vocabulary_size=VOCAB_SIZE, num_layers=layers, num_heads=hidden // 64,
+        hidden_dim=hidden, intermediate_dim=4 * hidden, dropout=0.1, max_sequence_length=512,
+    )  # fmt: skip
+    model = keras_hub.models.BertMaskedLM(backbone=backbone, preprocessor=None)
+
+    def inputs_of(batch):
+        return {
+            "token_ids": batch["input_ids"], "padding_mask": batch["input_mask"] > 0,
+            "segment_ids": batch["segment_ids"], "mask_positions": batch["masked_lm_positions"],
+        }  # fmt: skip
+
+    def loss_of(logits, batch):
+        nll = keras.losses.sparse_categorical_crossentropy(
+            batch["masked_lm_ids"], ops.cast(logits, "float32"), from_logits=True
+        )
+        return ops.mean(nll)
+
+    return keras_step(model, inputs_of, loss_of)
+
+
+def measure_keras(implementation, layers, hidden, seq_length, predictions, batch, args) -> dict:
+    import jax
+
+    build = bert_tf_step if implementation == "bert_tf" else keras_hub_step
+    step, state = build(layers, hidden, batch, args.dtype)
+    data = jax.device_put(synthetic_batch(batch, seq_length, predictions))
+    start = time.perf_counter()
+    for _ in range(args.warmup_steps):
+        loss, state = step(state, data)
+    jax.block_until_ready(loss)
+    warmup = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        loss, state = step(state, data)
+    jax.block_until_ready(loss)
+    return {"seconds": time.perf_counter() - start, "warmup_s": warmup, "loss": float(loss),
+            "device": jax.devices()[0].device_kind}  # fmt: skip
+
+
+def measure_hf(layers, hidden, seq_length, predictions, batch, args) -> dict:
+    """HF transformers' BertForPreTraining in bf16 autocast, torch.compile'd, fused AdamW."""
+    import torch
+    import transformers
+
+    device = "cuda" if torch.cuda.is_available() else "cpu"
+    config = transformers.BertConfig(
+        vocab_size=VOCAB_SIZE, hidden_size=hidden, num_hidden_layers=layers,
+        num_attention_heads=hidden // 64, intermediate_size=4 * hidden,
+        attn_implementation="sdpa",
+    )  # fmt: skip
+    model = transformers.BertForPreTraining(config).to(device).train()
+    optimizer = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=0.01)
+    b = {
+        k: torch.from_numpy(v).to(device)
+        for k, v in synthetic_batch(batch, seq_length, predictions).items()
+    }
+    labels = torch.full((batch, seq_length), -100, dtype=torch.long, device=device)
+    labels.scatter_(1, b["masked_lm_positions"].long(), b["masked_lm_ids"].long())
+    autocast = torch.autocast(device, torch.bfloat16, enabled=args.dtype != "float32")
+
+    @torch.compile
+    def forward_backward():
+        with autocast:
+            out = model(input_ids=b["input_ids"].long(), attention_mask=b["input_mask"],
+                        token_type_ids=b["segment_ids"].long(), labels=labels,
+                        next_sentence_label=b["next_sentence_labels"][:, 0].long())  # fmt: skip
+        out.loss.backward()
+        return out.loss
+
+    def step():
+        loss = forward_backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss
+
+    sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    start = time.perf_counter()
+    for _ in range(args.warmup_steps):
+        step()
+    sync()
+    warmup = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(args.steps):
+        loss = step()
+    sync()
+    name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
+    return {"seconds": time.perf_counter() - start, "warmup_s": warmup,
+            "loss": float(loss), "device": name}  # fmt: skip
+
+
+def worker(args) -> None:
+    layers, hidden, seq_length, predictions, batch = CONFIGS[args.config]
+    batch = args.batch_size or batch
+    if args.worker == "hf_torch_compile":
+        result = measure_hf(layers, hidden, seq_length, predictions, batch, args)
+    else:
+        result = measure_keras(args.worker, layers, hidden, seq_length, predictions, batch, args)
+    result["sequences_per_second"] = batch * args.steps / result["seconds"]
+    print(RESULT_PREFIX + json.dumps(result), flush=True)
+
+
+def run_worker(implementation: str, config: str, args) -> dict | str:
+    """A fresh process of this script: its result, or why there is none (one line)."""
+    needs = {"bert_tf": ["jax"], "keras_hub": ["jax", "keras_hub"],
+             "hf_torch_compile": ["torch", "transformers"]}[implementation]  # fmt: skip
+    check = subprocess.run([sys.executable, "-c", f"import {', '.join(needs)}"],
+                           capture_output=True)  # fmt: skip
+    if check.returncode:
+        return f"skipped: needs {', '.join(needs)}"
+    command = [
+        sys.executable, os.path.abspath(__file__), f"--worker={implementation}",
+        f"--config={config}", f"--dtype={args.dtype}", f"--steps={args.steps}",
+        f"--warmup_steps={args.warmup_steps}", f"--batch_size={args.batch_size}",
+    ]  # fmt: skip
+    env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))) + os.pathsep + os.environ.get("PYTHONPATH", "")}  # fmt: skip
+    result = subprocess.run(command, capture_output=True, text=True, env=env)
+    for line in result.stdout.splitlines():
+        if line.startswith(RESULT_PREFIX):
+            return json.loads(line[len(RESULT_PREFIX) :])
+    return "failed: " + (result.stderr.strip().splitlines() or ["no output"])[-1][:200]
+
+
+def peak_tflops(device: str) -> float | None:
+    for name, peak in BF16_PEAK_TFLOPS.items():  # "H100 PCIe" is tried before "H100"
+        if name in device:
+            return peak
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--configs", default="base128,base512,large128")
+    parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
+    parser.add_argument("--dtype", default="mixed_bfloat16")
+    parser.add_argument("--steps", type=int, default=20, help="timed steps")
+    parser.add_argument("--warmup_steps", type=int, default=3)
+    parser.add_argument("--batch_size", type=int, default=0, help="0: the config's")
+    parser.add_argument("--worker", choices=IMPLEMENTATIONS, help=argparse.SUPPRESS)
+    parser.add_argument("--config", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.worker:
+        return worker(args)
+    print(f"{'config':9} {'implementation':17} {'seq/s':>8} {'TFLOP/s':>8} {'% peak':>7} "
+          f"{'vs bert_tf':>10} {'warm-up s':>9}  device")  # fmt: skip
+    for config in args.configs.split(","):
+        layers, hidden, seq_length, predictions, batch = CONFIGS[config]
+        flops = training_flops_per_sequence(layers, hidden, seq_length, predictions)
+        ours = None
+        for implementation in args.implementations.split(","):
+            result = run_worker(implementation, config, args)
+            if isinstance(result, str):
+                print(f"{config:9} {implementation:17} {result}")
+                continue
+            rate = result["sequences_per_second"]
+            ours = rate if implementation == "bert_tf" else ours
+            tflops = rate * flops / 1e12
+            peak = peak_tflops(result["device"])
+            share = f"{100 * tflops / peak:.0f}%" if peak else "-"
+            ratio = f"{rate / ours:.2f}x" if ours else "-"
+            print(f"{config:9} {implementation:17} {rate:>8.1f} {tflops:>8.2f} {share:>7} "
+                  f"{ratio:>10} {result['warmup_s']:>9.1f}  {result['device']}")  # fmt: skip
+    print(f"\ndtype {args.dtype}; {args.steps} timed steps after {args.warmup_steps} warm-up "
+          "steps; "
+          "TFLOP/s from benchmarks/run_pretraining.py's analytic count (with NSP; the same count "
+          "for every implementation)")  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()
