@@ -166,7 +166,9 @@ class InGraphTokenizer(tf.Module):
             second = tf.concat([ids_b, sep_b], axis=1)
             ids = tf.concat([first, second], axis=1)
             segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-        shape = None if to_longest else [None, seq_length]
+        # An empty batch still has room for [CLS] and [SEP]: the model needs a length.
+        longest = tf.maximum(ids.bounding_shape(axis=1, out_type=tf.int64), 2)
+        shape = tf.stack([-1, longest]) if to_longest else [None, seq_length]
         return {
             "input_ids": tf.cast(ids.to_tensor(0, shape=shape), tf.int32),
             "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),

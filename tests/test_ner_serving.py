@@ -227,6 +227,7 @@ def test_the_saved_model_tags_raw_text_without_bert_tf(tagged, model, tmp_path):
         "max_seq_length": MAX_SEQ_LENGTH,
         "doc_stride": DOC_STRIDE,
         "do_lower_case": True,
+        "dtype": "float32",
     }
     served = served_json(SERVE, export_dir, json.dumps(TEXTS), cwd=tmp_path)
     assert served["imported"] == []

@@ -222,8 +222,12 @@ class EntityTagger(tf.Module):
         window_pieces = tf.gather(
             doc.flat_values, tf.ragged.range(first_piece, first_piece + windows["length"])
         )  # [N, (length)]
-        features = self.tokenizer.pack(window_pieces, None, self.seq_length)  # [N, S] each
-        logits = tf.cast(self.model(features, training=False)["logits"], tf.float32)  # [N, S, L]
+        # Padded to the longest window only; the logits are padded back to [N, S, L] (the
+        # positions past a window are never labelled).
+        features = self.tokenizer.pack(window_pieces, None, self.seq_length, to_longest=True)
+        logits = tf.cast(self.model(features, training=False)["logits"], tf.float32)  # [N, S', L]
+        padding = self.seq_length - tf.shape(logits)[1]
+        logits = tf.pad(logits, [[0, 0], [0, padding], [0, 0]])  # [N, S, L]
         label = tf.argmax(logits, axis=-1, output_type=tf.int32)  # [N, S]
 
         # As features.py: a position is labelled where a word's first piece is, in the window
