@@ -79,11 +79,13 @@ def export_classifier(
     max_seq_length: int,
     labels: list[str] | None,
     text_pairs: bool = True,
+    pad_to_longest: bool = True,
 ) -> str:
     """Writes `model` (a BertClassifier) as a SavedModel with both signatures.
 
     `labels` None: a regression model (one score). `text_pairs`: the raw-text signature
-    takes text_b too. The SavedModel is written beside `export_dir` and renamed into place,
+    takes text_b too. `pad_to_longest` False: every request padded to `max_seq_length` (as
+    before; for comparisons). The SavedModel is written beside `export_dir` and renamed into place,
     so an existing export is replaced only by a complete one. Returns `export_dir`.
     """
     tokenizer = InGraphTokenizer(vocab_file, do_lower_case=do_lower_case)
@@ -104,7 +106,7 @@ def export_classifier(
         ids_a = tokenizer.tokenize(text_a)
         ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
         # Padded to the longest request, not max_seq_length: one short pair costs its length.
-        features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=True)
+        features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
         return outputs_of(model(features, training=False))
 
     text_signature = [tf.TensorSpec([None], tf.string, name="text_a")]
