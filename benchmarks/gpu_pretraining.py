@@ -97,7 +97,7 @@ def keras_step(model, inputs_of, loss_of):
     return step, state
 
 
-def bert_tf_step(layers, hidden, batch, dtype):
+def bert_tf_step(layers, hidden, dtype):
     """Ours: BertPretrainer (both heads) and the paper's loss, `pretraining_loss`."""
     import keras
 
@@ -122,7 +122,7 @@ def bert_tf_step(layers, hidden, batch, dtype):
     return keras_step(model, inputs_of, loss_of)
 
 
-def keras_hub_step(layers, hidden, batch, dtype):
+def keras_hub_step(layers, hidden, dtype):
     """keras-hub: BertBackbone + BertMaskedLM's tied head, its masked-LM cross-entropy (no NSP)."""
     import keras
     import keras_hub
@@ -154,7 +154,7 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
     import jax
 
     build = bert_tf_step if implementation == "bert_tf" else keras_hub_step
-    step, state = build(layers, hidden, batch, args.dtype)
+    step, state = build(layers, hidden, args.dtype)
     data = jax.device_put(synthetic_batch(batch, seq_length, predictions))
     start = time.perf_counter()
     for _ in range(args.warmup_steps):

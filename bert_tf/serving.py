@@ -105,7 +105,7 @@ def export_classifier(
     def serve_text(text_a, text_b=None):
         ids_a = tokenizer.tokenize(text_a)
         ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
-        # Padded to the longest request, not max_seq_length: one short pair costs its length.
+        # By default padded to the longest request: a short pair costs its own length.
         features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
         return outputs_of(model(features, training=False))
 
