@@ -14,8 +14,11 @@ For BERT-Tiny (L=2, H=128) and BERT-Base (L=12, H=768) at sequence length 128:
 With --mrpc_dev, also the latency of one request (batch 1, an MRPC Dev pair each) through the
 raw-text signature, median and 90th percentile in ms, for three exports of one model taking
 turns on each pair: float32 padded to --seq_length (as before), float32 padded to the request,
-bfloat16 padded to the request (`--export_dtype`); and the share of pairs whose bfloat16 label
-equals float32's (random weights: a weak test of agreement, near-ties are common).
+bfloat16 padded to the request (`--export_dtype`), and with --peer_python (a python with
+keras-hub, benchmarks/README.md) keras-hub's BertTextClassifier of the same size exported with
+its preprocessor as a raw-text SavedModel; each median also as a multiple of ours (float32,
+padded to the request). And the share of pairs whose bfloat16 label equals float32's (random
+weights: a weak test of agreement, near-ties are common).
 
 Each number is the best of --repeats timed windows after a warm-up in one process (timings
 between fresh processes vary more on shared machines; see benchmarks/README.md).
@@ -25,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import tempfile
 import time
 
@@ -121,6 +125,8 @@ def mrpc_pairs(path: str) -> list[tuple[str, str]]:
     return [(row[3], row[4]) for row in rows]
 
 
+PEER = "keras-hub, float32"  # BertTextClassifier; its preprocessor pads to --seq_length
+
 # The raw-text exports compared per request: (name, export dtype, padding to the longest).
 EXPORTS = (
     ("float32, max length", "float32", False),  # every request padded to --seq_length
@@ -129,10 +135,26 @@ EXPORTS = (
 )
 
 
-def request_latencies(size: str, seq_length: int, pairs: list) -> tuple[list, float]:
-    """Per export of EXPORTS: median and 90th-percentile ms of one raw-text request per pair
-    (the exports take turns on each pair, after a warm-up pass over 20 pairs), and the share
-    of pairs whose bfloat16 label equals float32's."""
+def keras_hub_export(python: str, size: str, seq_length: int) -> str:
+    """keras-hub's BertTextClassifier of `size` (random weights) as a raw-text SavedModel,
+    exported by the peer's python (benchmarks/keras_hub_classifier_export.py); its directory."""
+    layers, hidden = SIZES[size]
+    export_dir = os.path.join(tempfile.mkdtemp(prefix="bench_keras_hub_"), "export")
+    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_hub_classifier_export.py")
+    subprocess.run(
+        [python, script, f"--layers={layers}", f"--hidden={hidden}", f"--seq_length={seq_length}",
+         f"--vocab={VOCAB}", f"--export_dir={export_dir}"],
+        check=True,
+    )  # fmt: skip
+    return export_dir
+
+
+def request_latencies(
+    size: str, seq_length: int, pairs: list, peer_python: str | None
+) -> tuple[list, float]:
+    """Per export of EXPORTS (and keras-hub's, with `peer_python`): median and 90th-percentile
+    ms of one raw-text request per pair (the exports take turns on each pair, after a warm-up
+    pass over 20 pairs), and the share of pairs whose bfloat16 label equals float32's."""
     layers, hidden = SIZES[size]
     config = BertConfig(
         vocab_size=30522, hidden_size=hidden, num_hidden_layers=layers,
@@ -149,6 +171,9 @@ def request_latencies(size: str, seq_length: int, pairs: list) -> tuple[list, fl
             pad_to_longest=to_longest,
         )  # fmt: skip
         signatures[name] = tf.saved_model.load(export_dir).signatures["serving_default"]
+    if peer_python:
+        export_dir = keras_hub_export(peer_python, size, seq_length)
+        signatures[PEER] = tf.saved_model.load(export_dir).signatures["serving_default"]
     times = {name: [] for name in signatures}
     labels = {name: [] for name in signatures}
     for i, (a, b) in enumerate(pairs[:20] + pairs):
@@ -172,6 +197,11 @@ def main() -> None:
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--seconds", type=float, default=3.0, help="length of a timed window")
     parser.add_argument("--mrpc_dev", help="MRPC dev.tsv: also time one request per pair")
+    parser.add_argument(
+        "--peer_python",
+        help="a python with keras-hub (benchmarks/README.md): with --mrpc_dev, keras-hub's "
+        "BertTextClassifier exported the same way takes its turn on each pair too",
+    )
     args = parser.parse_args()
     import tensorflow_text  # noqa: F401  (the SavedModel's tokenizer ops)
 
@@ -187,11 +217,12 @@ def main() -> None:
     if args.mrpc_dev:
         pairs = mrpc_pairs(args.mrpc_dev)
         print(f"\nOne raw-text request per MRPC Dev pair ({len(pairs)} pairs), batch 1, ms")
-        print(f"{'size':6} {'export':20} {'median':>8} {'p90':>8}")
+        print(f"{'size':6} {'export':20} {'median':>8} {'p90':>8} {'/ ours':>9}")
         for size in args.sizes.split(","):
-            latencies, agreement = request_latencies(size, args.seq_length, pairs)
-            for size, dtype, median, p90 in latencies:
-                print(f"{size:6} {dtype:20} {median:>8.1f} {p90:>8.1f}")
+            latencies, agreement = request_latencies(size, args.seq_length, pairs, args.peer_python)
+            ours = dict((name, median) for _, name, median, _ in latencies)["float32"]
+            for size, name, median, p90 in latencies:
+                print(f"{size:6} {name:20} {median:>8.1f} {p90:>8.1f} {median / ours:>8.2f}x")
             print(f"{size}: bfloat16 labels equal float32's on {100 * agreement:.1f}% of pairs")
 
 
