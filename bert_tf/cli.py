@@ -1,5 +1,6 @@
 """What every top-level script shares: its flags made from its options dataclass, and bad
-input (or a diverged training) as one line on stderr and exit status 1."""
+input (or a diverged training) as one line on stderr and exit status 1; a run stopped by
+SIGTERM as one line and exit status 143."""
 
 from __future__ import annotations
 
@@ -7,7 +8,10 @@ import os
 import sys
 from collections.abc import Callable
 
-from bert_tf.errors import InputError, TrainingDiverged
+from bert_tf.errors import InputError, Preempted, TrainingDiverged
+
+# 128 + SIGTERM, what a shell reports for a process that SIGTERM ended: a scheduler restarts it.
+PREEMPTED_EXIT_STATUS = 143
 
 
 def run(main: Callable[[list[str]], None]) -> None:
@@ -25,6 +29,9 @@ def run(main: Callable[[list[str]], None]) -> None:
             program = os.path.basename(sys.argv[0])
             print(f"{program}: error: {e}", file=sys.stderr)
             sys.exit(1)
+        except Preempted as e:
+            print(f"{os.path.basename(sys.argv[0])}: {e}", file=sys.stderr)
+            sys.exit(PREEMPTED_EXIT_STATUS)
 
     app.run(guarded)
 

@@ -2,8 +2,9 @@
 
 Library functions raise `InputError` when a file, flag or argument is wrong in a way the user can
 fix; its message names the file or flag, the value received and what was expected.
-`TrainingDiverged` is not the input's fault: the loss became NaN or infinite. Anything else is a
-bug and keeps its traceback.
+`TrainingDiverged` is not the input's fault: the loss became NaN or infinite. `Preempted`: a
+termination signal stopped training after saving a checkpoint (exit status 143, as a process
+ended by SIGTERM, so schedulers restart it). Anything else is a bug and keeps its traceback.
 """
 
 
@@ -13,3 +14,7 @@ class InputError(ValueError):
 
 class TrainingDiverged(ArithmeticError):
     """The loss became NaN or infinite; the last good checkpoint is kept."""
+
+
+class Preempted(RuntimeError):
+    """A termination signal (SIGTERM) stopped training; the step reached was saved."""

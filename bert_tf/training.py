@@ -26,7 +26,8 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
-from bert_tf.errors import InputError, TrainingDiverged
+from bert_tf.errors import InputError, Preempted, TrainingDiverged
+from bert_tf.preemption import StopFlag
 from bert_tf.fileio import atomic_write_text
 
 logger = logging.getLogger(__name__)
@@ -40,6 +41,9 @@ DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 # Dynamic loss scaling for float16 (as Keras's LossScaleOptimizer): start high, halve on
 # overflow (and skip that update), double after this many good steps.
 INITIAL_LOSS_SCALE = 2.0**15
+
+# The step's count of stop signals over all replicas (0 or more): not a metric, never logged.
+STOP_REQUESTS = "stop_requests"
 LOSS_SCALE_GROWTH_INTERVAL = 2000
 
 
@@ -98,6 +102,7 @@ class Trainer:
             }
             self.loss_scale = tf.Variable(INITIAL_LOSS_SCALE, name="loss_scale", **on_first)
             self.good_steps = tf.Variable(0, dtype=tf.int64, name="good_steps", **on_first)
+            self.stop_flag = StopFlag()
         self._gradients = tf.function(self._gradients_of, jit_compile=use_xla)
         if fused_update is None:
             fused_update = hasattr(optimizer, "apply_updates") and not isinstance(
@@ -207,7 +212,11 @@ class Trainer:
                 gradients = [a + b for a, b in zip(gradients, g, strict=True)]
                 sums = {name: sums[name] + s[name] for name in sums}
 
-        gradients, sums = context.all_reduce(tf.distribute.ReduceOp.SUM, (gradients, sums))
+        # A stop signal on any worker stops all after this step (one all-reduce with the rest).
+        stop = self.stop_flag.variable.read_value()
+        gradients, sums, stop = context.all_reduce(
+            tf.distribute.ReduceOp.SUM, (gradients, sums, stop)
+        )
         gradient_norm = tf.linalg.global_norm(gradients) / scale
         # An overflowing (float16) or diverged gradient has an infinite or NaN norm; so has a
         # finite one whose squares overflow, which the clip would turn into NaN anyway.
@@ -221,6 +230,7 @@ class Trainer:
         metrics["gradient_norm"] = gradient_norm
         metrics["learning_rate"] = tf.cast(learning_rate, tf.float32)
         metrics["loss_scale"] = scale
+        metrics[STOP_REQUESTS] = stop
         return metrics
 
     def _apply(self, strategy, gradients, factor, finite) -> None:
@@ -307,7 +317,7 @@ class Trainer:
         first = self._local(self.strategy.run(self._step, args=(next(iterator),)))
         totals, last, count = dict(first), first, tf.constant(1)
         for _ in tf.range(num_steps - 1):
-            if not tf.math.is_finite(last["loss"]):
+            if not tf.math.is_finite(last["loss"]) or last[STOP_REQUESTS] > 0:
                 break
             last = self._local(self.strategy.run(self._step, args=(next(iterator),)))
             totals = {name: totals[name] + last[name] for name in totals}
@@ -340,9 +350,29 @@ class Trainer:
         writes them as summaries, and saves a checkpoint every `save_checkpoints_steps` and
         at the end.
 
+        A stop signal (SIGTERM, `preemption.STOP_SIGNALS`) ends the run after the step under
+        way, on every worker: that step's checkpoint is saved and `Preempted` raised.
+
         Raises:
             TrainingDiverged: the loss became NaN or infinite (no checkpoint of it is saved).
+            Preempted: a stop signal came; the checkpoint of the step reached is saved.
         """
+        with self.stop_flag.watching():
+            return self._train(
+                dataset, num_train_steps, global_batch_size, steps_per_loop,
+                save_checkpoints_steps, log_steps, summary_writer,
+            )  # fmt: skip
+
+    def _train(
+        self,
+        dataset,
+        num_train_steps,
+        global_batch_size,
+        steps_per_loop,
+        save_checkpoints_steps,
+        log_steps,
+        summary_writer,
+    ) -> dict:
         iterator = self.distribute(dataset)
         step = start = self.global_step
         started = last_log = time.monotonic()
@@ -355,6 +385,8 @@ class Trainer:
             step = self.global_step
             averages["learning_rate"] = last["learning_rate"]
             averages["loss_scale"] = last["loss_scale"]
+            averages.pop(STOP_REQUESTS)
+            stopped = last.pop(STOP_REQUESTS) > 0 or self.stop_flag.requested
             if not math.isfinite(last["loss"]):
                 kept = self.manager.latest_checkpoint if self.manager else None
                 raise TrainingDiverged(
@@ -376,10 +408,17 @@ class Trainer:
                 )
                 last_log, last_log_step = now, step
                 write_summaries(summary_writer, metrics, step)
-            if step % save_checkpoints_steps == 0 or step >= num_train_steps:
+            if step % save_checkpoints_steps == 0 or step >= num_train_steps or stopped:
                 path = self.save()
                 if path:
                     logger.info("saved %s", path)
+            if stopped:
+                reason = self.stop_flag.signal_name or "a stop signal to another worker"
+                raise Preempted(
+                    f"stopped by {reason} at step {step}; saved "
+                    f"{self.manager.latest_checkpoint if self.manager else 'nothing (no output_dir)'}"
+                    "; run the same command again to resume from it"
+                )
         return metrics
 
     def predict(self, dataset: tf.data.Dataset, names: tuple[str, ...]) -> dict:

@@ -8,8 +8,10 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first
 
 import json  # noqa: E402
 import re  # noqa: E402
+import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
+import time  # noqa: E402
 from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
@@ -68,6 +70,25 @@ def run_script(
         text=True,
         timeout=timeout,
     )
+
+
+def sigterm_during_training(args: list[str], last_line_before: str) -> tuple[int, str]:
+    """Starts `python *args`, sends SIGTERM a few seconds after the log line that starts with
+    `last_line_before` (the script's last before its loop of steps); its exit status and stderr."""
+    process = subprocess.Popen(
+        [sys.executable, *args], cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for line in process.stderr:
+            if line.split("] ")[-1].startswith(last_line_before):
+                break
+        time.sleep(3)  # into the loop of steps
+        process.send_signal(signal.SIGTERM)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    return process.returncode, stderr
 
 
 def succeeded(result: subprocess.CompletedProcess) -> subprocess.CompletedProcess:

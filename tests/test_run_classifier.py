@@ -20,6 +20,7 @@ from conftest import (
     fine_tuning_args,
     run_script,
     served_json,
+    sigterm_during_training,
     tiny_config,
     write_tsv,
 )
@@ -185,6 +186,24 @@ def test_a_bfloat16_export_serves_the_fine_tuned_model_in_bfloat16(trained, setu
     # bfloat16 keeps 8 bits of mantissa: close to float32's probabilities, not equal.
     np.testing.assert_allclose(served["probabilities"], in_process, atol=0.02)
     assert not np.allclose(served["probabilities"], in_process, atol=1e-6)
+
+
+def test_sigterm_stops_fine_tuning_with_a_checkpoint_of_the_step_reached(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    never = 100_000  # epochs, steps per loop and per checkpoint: only the signal ends it
+    args = classifier_args(
+        setup, output_dir, "--do_train", "--do_eval", f"--num_train_epochs={never}",
+        f"--iterations_per_loop={never}", f"--save_checkpoints_steps={never}",
+        f"--log_steps={never}",
+    )  # fmt: skip
+    returncode, stderr = sigterm_during_training(args, "training MRPC:")
+    assert returncode == 143, stderr[-2000:]
+    (stopped_at,) = [int(p.name[len("ckpt-") : -len(".index")]) for p in output_dir.glob("ckpt-*.index")]
+    assert 1 <= stopped_at < never
+    assert stderr.splitlines()[-1].startswith(
+        f"run_classifier.py: stopped by SIGTERM at step {stopped_at}; saved"
+    )
+    assert not (output_dir / "eval_results.txt").exists()  # no evaluation of a stopped run
 
 
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):

@@ -18,7 +18,15 @@ from pathlib import Path
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, tiny_config_dict
+from conftest import (
+    REPO,
+    SAMPLE_DATA,
+    SCRIPT_ENV,
+    error_line,
+    run_script,
+    sigterm_during_training,
+    tiny_config_dict,
+)
 
 from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
 from bert_tf.config import BertConfig
@@ -265,6 +273,31 @@ def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_pa
     total = killed_at + 5
     assert train["learning_rate"][total] == pytest.approx(1e-3 * (1 - (total - 1) / total))
     assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{total}")
+
+
+def test_sigterm_saves_the_step_reached_and_the_rerun_resumes_from_it(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    # One loop of 100,000 steps, no checkpoint or log due: only the signal can stop it early.
+    never = 100_000
+    args = pretraining_args(
+        setup, output_dir, num_train_steps=never, save_checkpoints_steps=never,
+        iterations_per_loop=never, log_steps=never,
+    )  # fmt: skip
+    returncode, stderr = sigterm_during_training(args, "training adamw to step")
+
+    assert returncode == 143  # as a process that SIGTERM ended: schedulers restart it
+    stopped_at = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
+    assert 1 <= stopped_at < never
+    assert stderr.splitlines()[-1] == (
+        f"run_pretraining.py: stopped by SIGTERM at step {stopped_at}; saved "
+        f"{output_dir / f'ckpt-{stopped_at}'}; run the same command again to resume from it"
+    )
+    assert not (output_dir / "pretrained").exists()  # the run is not complete
+
+    result = run_script(*pretraining_args(setup, output_dir, num_train_steps=stopped_at + 2))
+    assert result.returncode == 0, result.stderr
+    assert f"restored {output_dir / f'ckpt-{stopped_at}'} (step {stopped_at})" in result.stderr
+    assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
 
 
 def test_two_mirrored_replicas_give_the_losses_of_one_device(setup, tmp_path):

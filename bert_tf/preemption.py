@@ -1,0 +1,82 @@
+"""A termination notice turned into a stop at the next training step.
+
+SIGTERM is what preemptible VMs, TPU maintenance, Kubernetes and Slurm send some seconds before
+they kill a process. `StopFlag.watching()` catches it and sets a variable that the training
+step reads and all-reduces, so every replica and worker stops after the same step; the trainer
+then saves that step's checkpoint and raises `Preempted`.
+
+Why a thread: Python runs a signal handler only between bytecodes, not while a loop of steps
+runs in the graph. The handler's C part writes the signal number to a wakeup socket at once; a
+thread reading that socket sets the variable, and the loop stops at its next step.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import threading
+
+import tensorflow as tf
+
+# The signals that ask a training run to stop: the notice before a kill.
+STOP_SIGNALS = (signal.SIGTERM,)
+
+
+class StopFlag:
+    """A variable the training step reads, 1.0 once a stop signal arrived, else 0.0 (float32:
+    a type every device's variables take, and the all-reduce sums it with the gradients).
+
+    Create it where the trainer's variables are created (under the strategy's scope, so each
+    device reads its own copy)."""
+
+    def __init__(self) -> None:
+        self.variable = tf.Variable(
+            0.0,
+            trainable=False,
+            name="stop_requested",
+            synchronization=tf.VariableSynchronization.ON_WRITE,
+            aggregation=tf.VariableAggregation.ONLY_FIRST_REPLICA,
+        )
+        self.signal_name: str | None = None
+
+    @contextlib.contextmanager
+    def watching(self, signals=STOP_SIGNALS):
+        """Within the block, a signal of `signals` sets the flag instead of ending the
+        process. Outside the main thread (where Python cannot take signals) it does nothing."""
+        if threading.current_thread() is not threading.main_thread():
+            yield self
+            return
+        self.variable.assign(0.0)
+        reader, writer = socket.socketpair()
+        writer.setblocking(False)
+        previous = {number: signal.signal(number, self._note) for number in signals}
+        previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
+        watcher = threading.Thread(
+            target=self._watch, args=(reader, set(signals)), name="stop-signal", daemon=True
+        )
+        watcher.start()
+        try:
+            yield self
+        finally:
+            signal.set_wakeup_fd(previous_fd)
+            for number, handler in previous.items():
+                signal.signal(number, handler)
+            writer.close()  # the watcher reads the end of the stream and returns
+            watcher.join()
+            reader.close()
+
+    @property
+    def requested(self) -> bool:
+        return self.signal_name is not None
+
+    def _note(self, number, frame) -> None:
+        # Runs in the main thread once the graph returns; the watcher has set the variable.
+        del frame
+        self.signal_name = signal.Signals(number).name
+        self.variable.assign(1.0)
+
+    def _watch(self, reader: socket.socket, numbers: set) -> None:
+        while data := reader.recv(64):
+            if any(number in numbers for number in data):
+                self.variable.assign(1.0)
