@@ -27,7 +27,7 @@ from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.training import KEPT_CHECKPOINTS_DIR
+from bert_tf.training import KEPT_CHECKPOINTS_DIR, UNREADABLE_CHECKPOINT, first_line
 
 logger = logging.getLogger(__name__)
 
@@ -268,6 +268,16 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
         InputError: no checkpoint there, or its variables do not fit the model.
     """
     prefix = resolve_checkpoint_path(checkpoint)
+    try:
+        return _load_checkpoint(model, prefix)
+    except UNREADABLE_CHECKPOINT as e:
+        raise InputError(
+            f"{prefix}: the checkpoint cannot be read ({first_line(e)}); it is truncated or "
+            "damaged: copy or download it again"
+        ) from None
+
+
+def _load_checkpoint(model: keras.Model, prefix: str) -> str:
     # Object-based checkpoints (bert_tf.training's) record Keras's object graph; the
     # original's are name-based.
     names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
@@ -283,10 +293,9 @@ def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
     try:
         tf.train.Checkpoint(**state).read(prefix).expect_partial()
     except (ValueError, tf.errors.InvalidArgumentError, AssertionError) as e:
-        first_line = str(e).strip().splitlines()[0]
         raise InputError(
             f"{prefix}: the checkpoint does not fit the model built from the config "
-            f"({first_line}); does bert_config.json belong to this checkpoint?"
+            f"({first_line(e)}); does bert_config.json belong to this checkpoint?"
         ) from None
     return prefix
 

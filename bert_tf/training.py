@@ -20,6 +20,7 @@ import datetime
 import logging
 import math
 import os
+import re
 import time
 
 import numpy as np
@@ -152,11 +153,26 @@ class Trainer:
         Every worker of a multi-worker run restores the chief's checkpoint, though the others
         save theirs elsewhere."""
         directory = directory or self.checkpoint_dir
-        latest = tf.train.latest_checkpoint(directory) if directory else None
-        if latest is None:
+        if not directory:
             return None
-        self.checkpoint.restore(latest).assert_existing_objects_matched()
-        return latest
+        if directory == self.checkpoint_dir:  # this worker's own: the chief's output_dir
+            remove_unfinished_saves(directory)
+        candidates = training_checkpoints(directory)[::-1]  # the latest first
+        for newer, path in zip([None, *candidates], candidates):
+            if newer:
+                logger.warning("resuming from %s instead", os.path.basename(path))
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return path
+            except UNREADABLE_CHECKPOINT as e:
+                logger.warning("%s cannot be read: %s", path, first_line(e))
+        if candidates:
+            names = ", ".join(os.path.basename(path) for path in candidates)
+            raise InputError(
+                f"{directory}: none of its checkpoints can be read ({names}); move them away "
+                "to start again"
+            )
+        return None
 
     def save(self) -> str | None:
         """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
@@ -484,6 +500,36 @@ class Trainer:
         metrics["loss"] = sum(batch_losses) / len(batch_losses)
         metrics["global_step"] = self.global_step
         return metrics
+
+
+# What reading a damaged checkpoint raises: IndexError ("Read less bytes than requested") for
+# a truncated .data file, DataLossError (checksum) or another OpError for changed bytes.
+UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
+
+
+def first_line(error: BaseException) -> str:
+    """An exception's message in one line (TensorFlow's run on with the op's context)."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return re.sub(r"^\{\{[^}]*\}\}\s*", "", lines[0])
+
+
+def training_checkpoints(directory: str) -> list[str]:
+    """The `ckpt-<step>` prefixes in `directory` whose index exists (a checkpoint is whole once
+    its index is written), oldest first."""
+    steps = []
+    for index in tf.io.gfile.glob(os.path.join(directory, "ckpt-*.index")):
+        step = os.path.basename(index)[len("ckpt-") : -len(".index")]
+        if step.isdigit():
+            steps.append(int(step))
+    return [os.path.join(directory, f"ckpt-{step}") for step in sorted(steps)]
+
+
+def remove_unfinished_saves(directory: str) -> None:
+    """Removes the `ckpt-<step>_temp/` folders that a save killed midway leaves behind (a save
+    writes there, then moves the files into place)."""
+    for folder in tf.io.gfile.glob(os.path.join(directory, "ckpt-*_temp")):
+        logger.info("removing %s (a save that did not finish)", folder)
+        tf.io.gfile.rmtree(folder)
 
 
 def _tf_variable(variable):

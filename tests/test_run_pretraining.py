@@ -300,6 +300,32 @@ def test_sigterm_saves_the_step_reached_and_the_rerun_resumes_from_it(setup, tmp
     assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
 
 
+def truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+@pytest.mark.parametrize("damage", [truncate, flip_a_byte])
+def test_a_damaged_latest_checkpoint_is_passed_over_for_the_one_before(damage, setup, tmp_path):
+    output_dir = tmp_path / "out"
+    assert run_script(*pretraining_args(setup, output_dir)).returncode == 0  # ckpt-3, ckpt-6
+    damage(output_dir / "ckpt-6.data-00000-of-00001")
+    (output_dir / "ckpt-9_temp").mkdir()  # what a save killed midway leaves
+
+    result = run_script(*pretraining_args(setup, output_dir, num_train_steps=8))
+    assert result.returncode == 0, result.stderr
+    assert f"{output_dir / 'ckpt-6'} cannot be read: " in result.stderr
+    assert "resuming from ckpt-3 instead" in result.stderr
+    assert f"restored {output_dir / 'ckpt-3'} (step 3)" in result.stderr
+    assert not (output_dir / "ckpt-9_temp").exists()
+    assert summaries(output_dir / "train")["loss"].keys() >= {4, 5, 6, 7, 8}
+
+
 def test_two_mirrored_replicas_give_the_losses_of_one_device(setup, tmp_path):
     runs = {}
     for strategy in ("one_device", "mirrored"):
@@ -391,6 +417,15 @@ def _checkpoint_of_another_config(setup, tmp_path):
     return {"init_checkpoint": prefix}, ["bert/embeddings/word_embeddings", "[30522, 64]"]
 
 
+def _truncated_init_checkpoint(setup, tmp_path):
+    prefix = save_original_checkpoint(
+        BertPretrainer(BertConfig(**CONFIG)), tmp_path / "init" / "bert_model.ckpt"
+    )
+    data = Path(f"{prefix}.data-00000-of-00001")
+    data.write_bytes(data.read_bytes()[:1000])
+    return {"init_checkpoint": prefix}, [prefix, "cannot be read", "truncated or damaged"]
+
+
 def _not_records(setup, tmp_path):
     path = tmp_path / "text.tfrecord"
     path.write_text("not a record file\n" * 10)
@@ -428,6 +463,7 @@ def _diverging(setup, tmp_path):
         _other_sequence_length,
         _other_prediction_count,
         _checkpoint_of_another_config,
+        _truncated_init_checkpoint,
         _not_records,
         _no_held_out_files,
         _negative_kept_interval,
