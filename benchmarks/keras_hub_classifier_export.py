@@ -70,9 +70,7 @@ def main() -> None:
             }
 
     module = Serving()
-    tf.saved_model.save(
-        module, args.export_dir, signatures={"serving_default": module.serve_text}
-    )
+    tf.saved_model.save(module, args.export_dir, signatures={"serving_default": module.serve_text})
     print(f"keras-hub {keras_hub.__version__} BertTextClassifier -> {args.export_dir}")
 
 

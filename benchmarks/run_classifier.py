@@ -140,7 +140,7 @@ def keras_hub_export(python: str, size: str, seq_length: int) -> str:
     exported by the peer's python (benchmarks/keras_hub_classifier_export.py); its directory."""
     layers, hidden = SIZES[size]
     export_dir = os.path.join(tempfile.mkdtemp(prefix="bench_keras_hub_"), "export")
-    script = os.path.join(os.path.dirname(os.path.abspath(__file__)), "keras_hub_classifier_export.py")
+    script = os.path.join(os.path.dirname(__file__), "keras_hub_classifier_export.py")
     subprocess.run(
         [python, script, f"--layers={layers}", f"--hidden={hidden}", f"--seq_length={seq_length}",
          f"--vocab={VOCAB}", f"--export_dir={export_dir}"],

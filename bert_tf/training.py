@@ -28,8 +28,8 @@ import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
 from bert_tf.errors import InputError, Preempted, TrainingDiverged
-from bert_tf.preemption import StopFlag
 from bert_tf.fileio import atomic_write_text
+from bert_tf.preemption import StopFlag
 
 logger = logging.getLogger(__name__)
 
@@ -42,10 +42,10 @@ DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 # Dynamic loss scaling for float16 (as Keras's LossScaleOptimizer): start high, halve on
 # overflow (and skip that update), double after this many good steps.
 INITIAL_LOSS_SCALE = 2.0**15
+LOSS_SCALE_GROWTH_INTERVAL = 2000
 
 # The step's count of stop signals over all replicas (0 or more): not a metric, never logged.
 STOP_REQUESTS = "stop_requests"
-LOSS_SCALE_GROWTH_INTERVAL = 2000
 
 
 class Trainer:
@@ -158,8 +158,8 @@ class Trainer:
         if directory == self.checkpoint_dir:  # this worker's own: the chief's output_dir
             remove_unfinished_saves(directory)
         candidates = training_checkpoints(directory)[::-1]  # the latest first
-        for newer, path in zip([None, *candidates], candidates):
-            if newer:
+        for i, path in enumerate(candidates):
+            if i:  # a newer one could not be read
                 logger.warning("resuming from %s instead", os.path.basename(path))
             try:
                 self.checkpoint.restore(path).assert_existing_objects_matched()
@@ -430,10 +430,10 @@ class Trainer:
                     logger.info("saved %s", path)
             if stopped:
                 reason = self.stop_flag.signal_name or "a stop signal to another worker"
+                saved = self.manager.latest_checkpoint if self.manager else "nothing"
                 raise Preempted(
-                    f"stopped by {reason} at step {step}; saved "
-                    f"{self.manager.latest_checkpoint if self.manager else 'nothing (no output_dir)'}"
-                    "; run the same command again to resume from it"
+                    f"stopped by {reason} at step {step}; saved {saved}; run the same command "
+                    "again to resume from it"
                 )
         return metrics
 

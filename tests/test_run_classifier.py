@@ -198,7 +198,8 @@ def test_sigterm_stops_fine_tuning_with_a_checkpoint_of_the_step_reached(setup, 
     )  # fmt: skip
     returncode, stderr = sigterm_during_training(args, "training MRPC:")
     assert returncode == 143, stderr[-2000:]
-    (stopped_at,) = [int(p.name[len("ckpt-") : -len(".index")]) for p in output_dir.glob("ckpt-*.index")]
+    (index,) = output_dir.glob("ckpt-*.index")
+    stopped_at = int(index.name[len("ckpt-") : -len(".index")])
     assert 1 <= stopped_at < never
     assert stderr.splitlines()[-1].startswith(
         f"run_classifier.py: stopped by SIGTERM at step {stopped_at}; saved"
