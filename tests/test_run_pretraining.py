@@ -310,7 +310,8 @@ def flip_a_byte(path: Path) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.parametrize("damage", [truncate, flip_a_byte])
+# A changed byte fails the checksum (DataLossError) where a cut file fails to read (IndexError).
+@pytest.mark.parametrize("damage", [truncate, pytest.param(flip_a_byte, marks=pytest.mark.slow)])
 def test_a_damaged_latest_checkpoint_is_passed_over_for_the_one_before(damage, setup, tmp_path):
     output_dir = tmp_path / "out"
     assert run_script(*pretraining_args(setup, output_dir)).returncode == 0  # ckpt-3, ckpt-6
