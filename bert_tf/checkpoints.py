@@ -22,12 +22,12 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.config import BertConfig
-from bert_tf.errors import InputError
+from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_write_text
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.training import KEPT_CHECKPOINTS_DIR, UNREADABLE_CHECKPOINT, first_line
+from bert_tf.training import KEPT_CHECKPOINTS_DIR, UNREADABLE_CHECKPOINT
 
 logger = logging.getLogger(__name__)
 

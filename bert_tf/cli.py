@@ -23,14 +23,14 @@ def run(main: Callable[[list[str]], None]) -> None:
     from absl import app
 
     def guarded(argv: list[str]) -> None:
+        program = os.path.basename(sys.argv[0])
         try:
             main(argv)
         except (InputError, FileNotFoundError, TrainingDiverged) as e:
-            program = os.path.basename(sys.argv[0])
             print(f"{program}: error: {e}", file=sys.stderr)
             sys.exit(1)
         except Preempted as e:
-            print(f"{os.path.basename(sys.argv[0])}: {e}", file=sys.stderr)
+            print(f"{program}: {e}", file=sys.stderr)
             sys.exit(PREEMPTED_EXIT_STATUS)
 
     app.run(guarded)

@@ -7,6 +7,8 @@ termination signal stopped training after saving a checkpoint (exit status 143, 
 ended by SIGTERM, so schedulers restart it). Anything else is a bug and keeps its traceback.
 """
 
+import re
+
 
 class InputError(ValueError):
     """Bad input from the user: a file, flag or argument that cannot be used as given."""
@@ -18,3 +20,9 @@ class TrainingDiverged(ArithmeticError):
 
 class Preempted(RuntimeError):
     """A termination signal (SIGTERM) stopped training; the step reached was saved."""
+
+
+def first_line(error: BaseException) -> str:
+    """An exception's message in one line (TensorFlow's run on with the op's context)."""
+    lines = str(error).strip().splitlines() or [type(error).__name__]
+    return re.sub(r"^\{\{[^}]*\}\}\s*", "", lines[0])

@@ -48,6 +48,7 @@ class StopFlag:
             yield self
             return
         self.variable.assign(0.0)
+        self.signal_name = None  # a new run: an earlier stop is not this one's
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         previous = {number: signal.signal(number, self._note) for number in signals}

@@ -20,14 +20,13 @@ import datetime
 import logging
 import math
 import os
-import re
 import time
 
 import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
-from bert_tf.errors import InputError, Preempted, TrainingDiverged
+from bert_tf.errors import InputError, Preempted, TrainingDiverged, first_line
 from bert_tf.fileio import atomic_write_text
 from bert_tf.preemption import StopFlag
 
@@ -505,12 +504,6 @@ class Trainer:
 # What reading a damaged checkpoint raises: IndexError ("Read less bytes than requested") for
 # a truncated .data file, DataLossError (checksum) or another OpError for changed bytes.
 UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
-
-
-def first_line(error: BaseException) -> str:
-    """An exception's message in one line (TensorFlow's run on with the op's context)."""
-    lines = str(error).strip().splitlines() or [type(error).__name__]
-    return re.sub(r"^\{\{[^}]*\}\}\s*", "", lines[0])
 
 
 def training_checkpoints(directory: str) -> list[str]:
