@@ -15,6 +15,7 @@ import os
 
 from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.fileio import check_writable_folder
 from bert_tf.options import check_options, option, options
 from bert_tf.pretraining.documents import documents_from_texts, expand_input_files, tfds_texts
 from bert_tf.pretraining.generate import (
@@ -23,7 +24,7 @@ from bert_tf.pretraining.generate import (
     write_pretraining_data,
 )
 from bert_tf.pretraining.instances import GeneratorOptions
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.tokenization import FullTokenizer, require_tokens
 
 
 @options
@@ -68,6 +69,7 @@ class CreatePretrainingDataOptions(GeneratorOptions):
             directory = os.path.dirname(path) or "."
             if not os.path.isdir(directory):
                 raise InputError(f"--output_file={path}: the directory {directory} does not exist")
+            check_writable_folder(directory, "--output_file")
         if self.num_workers is not None and (self.num_workers < 1 or "," in self.output_file):
             raise InputError(
                 f"--num_workers={self.num_workers} needs a positive count and one "
@@ -80,6 +82,7 @@ def create(options: CreatePretrainingDataOptions) -> None:
     check_options(options)
     output_files = options.output_file.split(",")
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
+    require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]", "[MASK]"))
     seed = options.random_seed
     if options.tfds_name:
         texts = tfds_texts(

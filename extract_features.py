@@ -9,6 +9,7 @@
 from __future__ import annotations
 
 import logging
+import os
 
 import tensorflow as tf
 from absl import flags
@@ -28,9 +29,13 @@ from bert_tf.extract_features import (
     parse_layer_indexes,
     read_examples,
 )
-from bert_tf.fileio import atomic_open
+from bert_tf.fileio import atomic_open, check_writable_folder
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
+from bert_tf.tokenization import (
+    FullTokenizer,
+    require_tokens,
+    validate_case_matches_checkpoint,
+)
 
 FLAGS = flags.FLAGS
 
@@ -66,6 +71,7 @@ flags.DEFINE_bool(
 
 def check_flags() -> BertConfig:
     cli.require(FLAGS, "input_file", "output_file", "bert_config_file", "vocab_file")
+    check_writable_folder(os.path.dirname(FLAGS.output_file) or ".", "--output_file")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise InputError(
@@ -97,6 +103,7 @@ def main(argv: list[str]) -> None:
     layer_indexes = parse_layer_indexes(FLAGS.layers, config.num_hidden_layers)
     validate_case_matches_checkpoint(FLAGS.do_lower_case, FLAGS.init_checkpoint)
     tokenizer = FullTokenizer(FLAGS.vocab_file, do_lower_case=FLAGS.do_lower_case)
+    require_tokens(tokenizer.vocab, FLAGS.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), FLAGS.vocab_file)
     examples = read_examples(FLAGS.input_file)
     features = convert_examples_to_features(examples, FLAGS.max_seq_length, tokenizer)

@@ -23,7 +23,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open
+from bert_tf.fileio import atomic_open, decode_utf8
 from bert_tf.pretraining.corpus import book_document, corpus_text, paragraph_documents
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.progress import Progress
@@ -52,13 +52,20 @@ flags.DEFINE_integer(
     0,
     "Documents taken out of --output_file into --heldout_file, evenly spaced over the input.",
 )
+flags.DEFINE_bool(
+    "strict_utf8",
+    False,
+    "Stop at bytes that are not UTF-8 instead of dropping them (dropped bytes are counted in "
+    "a warning per file).",
+)
 flags.DEFINE_integer(
     "min_sentences", 2, "Documents with fewer sentences are dropped (NSP needs two)."
 )
 
 
-def read_text(path: str) -> str:
-    """A text file, gzipped or not, as str (bytes that are not UTF-8 dropped)."""
+def read_text(path: str, strict_utf8: bool = False) -> str:
+    """A text file, gzipped or not, as str (bytes that are not UTF-8 dropped and counted in a
+    warning, or with `strict_utf8` an error)."""
     with open(path, "rb") as f:
         data = f.read()
     if path.endswith(".gz"):
@@ -66,11 +73,11 @@ def read_text(path: str) -> str:
             data = gzip.decompress(data)
         except (OSError, EOFError) as e:
             raise InputError(f"--input_file: {path} is not a whole gzip file ({e})") from None
-    return data.decode("utf-8", "ignore")
+    return decode_utf8(data, path, strict_utf8)
 
 
-def documents_of(path: str, input_format: str) -> list[list[str]]:
-    text = read_text(path)
+def documents_of(path: str, input_format: str, strict_utf8: bool = False) -> list[list[str]]:
+    text = read_text(path, strict_utf8)
     if input_format == "books":
         return [book_document(text)]
     return list(paragraph_documents(text.split("\n")))
@@ -97,7 +104,7 @@ def main(argv: list[str]) -> None:
     seen: set[bytes] = set()
     duplicates = short = 0
     for path in Progress("prepare_corpus", len(input_files), "files").counted(input_files):
-        for document in documents_of(path, FLAGS.input_format):
+        for document in documents_of(path, FLAGS.input_format, FLAGS.strict_utf8):
             digest = hashlib.sha1("\n".join(document).encode()).digest()
             if digest in seen:
                 duplicates += 1

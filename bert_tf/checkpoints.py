@@ -12,6 +12,7 @@ reshaped on the way in or out, and a round trip is bit-exact.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import logging
 import os
@@ -23,7 +24,7 @@ import tensorflow as tf
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text
+from bert_tf.fileio import atomic_write_text, remove_stale_temporaries, temporary_prefix
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.task_model import BertTaskModel
@@ -238,17 +239,27 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
     names = sorted(table)
     tensors = [tf.constant(np.asarray(keras.ops.convert_to_numpy(table[n]))) for n in names]
 
-    tmp_prefix = f"{prefix}.tmp-{os.getpid()}"
-    tf.raw_ops.SaveV2(
-        prefix=tmp_prefix,
-        tensor_names=names,
-        shape_and_slices=[""] * len(names),
-        tensors=tensors,
-    )
-    # The index is what makes a checkpoint visible, so it moves into place last.
+    remove_stale_temporaries(prefix)
+    tmp_prefix = temporary_prefix(prefix)
     data_suffix = ".data-00000-of-00001"
-    os.replace(tmp_prefix + data_suffix, prefix + data_suffix)
-    os.replace(tmp_prefix + ".index", prefix + ".index")
+    try:
+        tf.raw_ops.SaveV2(
+            prefix=tmp_prefix,
+            tensor_names=names,
+            shape_and_slices=[""] * len(names),
+            tensors=tensors,
+        )
+        # The index is what makes a checkpoint visible, so it moves into place last.
+        os.replace(tmp_prefix + data_suffix, prefix + data_suffix)
+        os.replace(tmp_prefix + ".index", prefix + ".index")
+    except (tf.errors.OpError, OSError) as e:
+        for suffix in (data_suffix, ".index"):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp_prefix + suffix)
+        raise InputError(
+            f"{prefix}: cannot write the checkpoint ({first_line(e)}); nothing was left under "
+            "that name"
+        ) from None
     base = os.path.basename(prefix)
     atomic_write_text(
         os.path.join(directory, "checkpoint"),

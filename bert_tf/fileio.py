@@ -7,10 +7,17 @@ whole: a crash leaves a `*.tmp-*` file behind, never a truncated result under th
 from __future__ import annotations
 
 import contextlib
+import errno
+import glob
+import logging
 import os
 import tempfile
 from collections.abc import Iterator
 from typing import IO
+
+from bert_tf.errors import InputError
+
+logger = logging.getLogger(__name__)
 
 
 def _umask() -> int:
@@ -19,24 +26,94 @@ def _umask() -> int:
     return mask
 
 
+# What a full, read-only or forbidden output folder raises: the user's to fix, not a bug.
+DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
+
+
+def cannot_write(path: str, error: OSError) -> InputError:
+    """The one line for a write that the disk refused: the path and the reason."""
+    return InputError(f"{path}: cannot write ({error.strerror}); nothing was left under that name")
+
+
+def check_writable_folder(folder: str, flag: str) -> None:
+    """Raises `InputError` naming `flag` when files cannot be created in `folder` (made if
+    missing): a full or read-only disk found before the work, not after it.
+
+    Only local folders are checked (a remote one, e.g. gs://, reports its own errors).
+    """
+    if "://" in folder:
+        return
+    try:
+        os.makedirs(folder, exist_ok=True)
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as e:
+        if e.errno not in DISK_ERRNOS:
+            raise
+        raise InputError(f"{flag}: cannot write in {folder} ({e.strerror})") from None
+
+
+def temporary_prefix(path: str) -> str:
+    """`PATH.tmp-PID-`: the start of the names a file is written under before its rename; the
+    process id tells a file still being written from one a killed run left."""
+    return f"{path}.tmp-{os.getpid()}-"
+
+
+def remove_stale_temporaries(path: str) -> None:
+    """Removes the `PATH.tmp-PID-*` files of processes that no longer run (killed while they
+    wrote `path`), saying so in a line each."""
+    for stale in glob.glob(glob.escape(path) + ".tmp-*"):
+        pid = stale[len(path) + len(".tmp-") :].split("-", 1)[0]
+        if pid.isdigit() and not _running(int(pid)):
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(stale)
+                logger.warning("removed %s, left by an interrupted run", stale)
+
+
+def _running(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
+
+
 @contextlib.contextmanager
 def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
-    """Opens a temporary file beside `path`; renames it to `path` only if the block succeeds."""
+    """Opens a temporary file beside `path`; renames it to `path` only if the block succeeds.
+
+    Temporary files that killed runs left beside `path` are removed first. A full, read-only or
+    forbidden folder raises `InputError` naming `path`.
+    """
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
-    os.makedirs(directory, exist_ok=True)
-    fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=os.path.basename(path) + ".tmp-")
-    os.close(fd)
-    # mkstemp makes the file private (0600); give it the permissions open() would.
-    os.chmod(tmp_path, 0o666 & ~_umask())
+    tmp_path = None
     try:
+        os.makedirs(directory, exist_ok=True)
+        remove_stale_temporaries(path)
+        prefix = os.path.basename(temporary_prefix(path))
+        fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=prefix)
+        os.close(fd)
+        # mkstemp makes the file private (0600); give it the permissions open() would.
+        os.chmod(tmp_path, 0o666 & ~_umask())
         encoding = None if "b" in mode else "utf-8"
         with open(tmp_path, mode, encoding=encoding) as f:
             yield f
         os.replace(tmp_path, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.remove(tmp_path)
+    except BaseException as e:
+        if tmp_path:
+            with contextlib.suppress(FileNotFoundError):
+                os.remove(tmp_path)
+        # Only the disk's refusals of this file (a write error names no file); an error
+        # reading another file inside the block is that file's.
+        if (
+            isinstance(e, OSError)
+            and e.errno in DISK_ERRNOS
+            and e.filename in (None, path, tmp_path, directory)
+        ):
+            raise cannot_write(path, e) from None
         raise
 
 
@@ -45,13 +122,48 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         f.write(text)
 
 
-def read_lines(path: str | os.PathLike) -> Iterator[str]:
+def read_lines(path: str | os.PathLike, strict_utf8: bool = False) -> Iterator[str]:
     """Yields the lines of a text file as the original's `tf.gfile.GFile.readline` loop saw them.
 
     As TensorFlow's reader: only "\\n" ends a line (kept at the end of each line) and every "\\r"
     is dropped, even inside a line. Bytes that are not UTF-8 are dropped, as the original's
-    `convert_to_unicode(..., errors="ignore")` intends.
+    `convert_to_unicode(..., errors="ignore")` intends, and counted in a warning at the end of
+    the file; `strict_utf8` makes them an `InputError` naming the file and line instead.
     """
+    dropped = 0
     with open(path, "rb") as f:
-        for raw in f:
-            yield raw.replace(b"\r", b"").decode("utf-8", "ignore")
+        for number, raw in enumerate(f, start=1):
+            raw = raw.replace(b"\r", b"")
+            try:
+                yield raw.decode("utf-8")
+            except UnicodeDecodeError:
+                text = raw.decode("utf-8", "ignore")
+                count = len(raw) - len(text.encode("utf-8"))
+                if strict_utf8:
+                    raise InputError(
+                        f"{os.fspath(path)}:{number}: {count} byte(s) that are not UTF-8; "
+                        "expected UTF-8 text"
+                    ) from None
+                dropped += count
+                yield text
+    warn_of_dropped_bytes(path, dropped)
+
+
+def decode_utf8(data: bytes, path: str | os.PathLike, strict_utf8: bool = False) -> str:
+    """A whole file's bytes as text, as `read_lines` decodes each line."""
+    text = data.decode("utf-8", "ignore")
+    dropped = len(data) - len(text.encode("utf-8"))
+    if dropped and strict_utf8:
+        raise InputError(f"{os.fspath(path)}: {dropped} byte(s) that are not UTF-8; expected UTF-8")
+    warn_of_dropped_bytes(path, dropped)
+    return text
+
+
+def warn_of_dropped_bytes(path: str | os.PathLike, dropped: int) -> None:
+    if dropped:
+        logger.warning(
+            "%s: %d byte(s) that are not UTF-8 were dropped, as the original does (a latin-1 "
+            "'Caf\\xe9' reads as 'Caf'); --strict_utf8 makes this an error",
+            os.fspath(path),
+            dropped,
+        )

@@ -34,14 +34,18 @@ from bert_tf.checkpoints import adopt_checkpoint_attention
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text
+from bert_tf.fileio import atomic_write_text, check_writable_folder
 from bert_tf.input_pipeline import record_dataset
 from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
 from bert_tf.task import Predictions, Task
 from bert_tf.task_options import FineTuningOptions
 from bert_tf.tfrecord import write_records
-from bert_tf.tokenization import FullTokenizer, validate_case_matches_checkpoint
+from bert_tf.tokenization import (
+    FullTokenizer,
+    require_tokens,
+    validate_case_matches_checkpoint,
+)
 from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
@@ -57,6 +61,7 @@ def run_task(task: Task) -> dict:
     """
     options = task.options
     check_options(options)
+    check_writable_folder(options.output_dir, "--output_dir")
     config, tokenizer = load_model_files(options)
     splits = task.prediction_splits()
     examples = {
@@ -198,6 +203,7 @@ def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokeni
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
+    require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
     if options.init_checkpoint:
         config = adopt_checkpoint_attention(config, options.init_checkpoint)

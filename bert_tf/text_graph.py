@@ -25,6 +25,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from bert_tf.errors import InputError
+from bert_tf.tokenization import require_tokens
 
 # As tokenization.py: what _is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
 # what _is_chinese_char counts.
@@ -99,9 +100,7 @@ class InGraphTokenizer(tf.Module):
             unknown_token="[UNK]",
             split_unknown_characters=False,
         )
-        for token in ("[CLS]", "[SEP]", "[UNK]"):
-            if token not in vocab:
-                raise InputError(f"{vocab_file}: the vocab has no {token} token")
+        require_tokens(vocab, vocab_file, ("[CLS]", "[SEP]", "[UNK]"))
         self.cls_id, self.sep_id, self.unk_id = vocab["[CLS]"], vocab["[SEP]"], vocab["[UNK]"]
 
     def basic_tokenize(self, text):

@@ -9,12 +9,14 @@ the bytes against TensorFlow's own writer and parser.
 
 from __future__ import annotations
 
+import os
 import struct
 from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 import numpy as np
 
+from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
 
 
@@ -144,4 +146,27 @@ def write_records(
             for _ in range(-count % pad_to_multiple_of):
                 writer.write(padding)
         writer.flush()
+    return count
+
+
+def count_complete_records(path: str) -> int:
+    """Walks the records' length headers (no data read, CRCs not checked); returns how many
+    records the file holds, or raises `InputError` naming the file where one is cut short: a
+    copy or a write that did not finish, found before training rather than at that record."""
+    count, offset = 0, 0
+    with open(path, "rb") as f:
+        size = os.fstat(f.fileno()).st_size
+        while offset < size:
+            header = f.read(12)  # length (uint64 LE) and its masked CRC
+            end = offset + 12 + (struct.unpack("<Q", header[:8])[0] + 4 if len(header) == 12 else 0)
+            if len(header) < 12 or end > size:
+                needs = f"needs {max(end, offset + 12)} bytes, the file has {size}"
+                if not count:  # text, say, whose first bytes read as a huge length
+                    raise InputError(f"{path} is not a TFRecord file (its first record {needs})")
+                raise InputError(
+                    f"{path}: truncated TFRecord file: record {count + 1} starts at byte "
+                    f"{offset} and {needs}; copy or make it again"
+                )
+            f.seek(end)
+            offset, count = end, count + 1
     return count

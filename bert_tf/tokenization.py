@@ -115,6 +115,18 @@ def load_vocab(vocab_file: str | os.PathLike[str]) -> collections.OrderedDict[st
     return vocab
 
 
+def require_tokens(
+    vocab: Mapping[str, int], vocab_file: str | os.PathLike[str], tokens: Iterable[str]
+) -> None:
+    """Raises `InputError` naming `vocab_file` and the `tokens` (e.g. "[CLS]") it lacks."""
+    missing = [token for token in tokens if token not in vocab]
+    if missing:
+        raise InputError(
+            f"vocab file {os.fspath(vocab_file)!r} has no {', '.join(missing)}: expected BERT's "
+            "special tokens [PAD] [UNK] [CLS] [SEP] [MASK] (create_vocab.py writes them)"
+        )
+
+
 def convert_by_vocab(vocab: Mapping, items: Iterable) -> list:
     """Map every item through `vocab` (a KeyError for an item it lacks, as the original)."""
     return [vocab[item] for item in items]

@@ -179,15 +179,31 @@ class Trainer:
         if self.manager is None:
             return None
         step = self.global_step
-        path = self.manager.save(checkpoint_number=step)
+        previous = self.manager.latest_checkpoint
+        try:
+            path = self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as e:
+            # A full or read-only disk: what the save began goes, the previous one stays.
+            prefix = os.path.join(self.checkpoint_dir, f"ckpt-{step}")
+            for partial in tf.io.gfile.glob(prefix + ".*") + tf.io.gfile.glob(prefix + "_temp"):
+                remove_path(partial)
+            raise InputError(
+                f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
+                f"{f'the previous one, {previous}, is kept' if previous else 'none was saved'}"
+            ) from None
         every = self.keep_checkpoint_every_n_steps
         if every and step % every == 0:
             kept = os.path.join(self.checkpoint_dir, KEPT_CHECKPOINTS_DIR)
-            tf.io.gfile.makedirs(kept)
             # The index last: a checkpoint whose index exists is whole.
             files = sorted(tf.io.gfile.glob(path + ".*"), key=lambda f: f.endswith(".index"))
-            for source in files:
-                tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
+            try:
+                tf.io.gfile.makedirs(kept)
+                for source in files:
+                    tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
+            except (tf.errors.OpError, OSError) as e:
+                raise InputError(
+                    f"{kept}: cannot keep a copy of {path} ({first_line(e)}); {path} is saved"
+                ) from None
             logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
         return path
 
@@ -522,7 +538,15 @@ def remove_unfinished_saves(directory: str) -> None:
     writes there, then moves the files into place)."""
     for folder in tf.io.gfile.glob(os.path.join(directory, "ckpt-*_temp")):
         logger.info("removing %s (a save that did not finish)", folder)
-        tf.io.gfile.rmtree(folder)
+        remove_path(folder)
+
+
+def remove_path(path: str) -> None:
+    """Removes a file or a folder with what is in it."""
+    if tf.io.gfile.isdir(path):
+        tf.io.gfile.rmtree(path)
+    else:
+        tf.io.gfile.remove(path)
 
 
 def _tf_variable(variable):

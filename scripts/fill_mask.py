@@ -21,7 +21,7 @@ from bert_tf.checkpoints import load_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.pretrainer import BertPretrainer
-from bert_tf.tokenization import FullTokenizer
+from bert_tf.tokenization import FullTokenizer, require_tokens
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(
@@ -125,7 +125,9 @@ def load_model_dir(model_dir: str, do_lower_case: bool) -> tuple[BertPretrainer,
     vocab_file = os.path.join(model_dir, "vocab.txt")
     if not os.path.isfile(vocab_file):
         raise InputError(f"--model_dir={model_dir}: no vocab.txt there")
-    return model, FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case)
+    require_tokens(tokenizer.vocab, vocab_file, ("[CLS]", "[SEP]", MASK))
+    return model, tokenizer
 
 
 def format_predictions(predictions: list[tuple[str, float]]) -> str:

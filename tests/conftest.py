@@ -8,6 +8,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first
 
 import json  # noqa: E402
 import re  # noqa: E402
+import shutil  # noqa: E402
 import signal  # noqa: E402
 import subprocess  # noqa: E402
 import sys  # noqa: E402
@@ -269,3 +270,31 @@ def record_batch(batch: int = 4, seq: int = 12, predictions: int = 3, seed: int 
         "masked_lm_weights": weights,
         "next_sentence_labels": rng.integers(0, 2, (batch, 1)).astype(np.int32),
     }
+
+
+@pytest.fixture
+def mounted_disk(tmp_path):
+    """`mounted_disk(size, read_only=False)`: a folder on a tmpfs of `size` (e.g. "64k"), a
+    real full or read-only disk; skips where mounting is not permitted (not root, a container
+    without the capability), where the in-process tests of the same paths still run."""
+    mounts = []
+
+    def mount(size: str, read_only: bool = False) -> Path:
+        folder = tmp_path / f"disk{len(mounts)}"
+        folder.mkdir()
+        options = f"size={size}" + (",ro" if read_only else "")
+        if not shutil.which("mount"):
+            pytest.skip("cannot mount a tmpfs here: no mount command")
+        made = subprocess.run(
+            ["mount", "-t", "tmpfs", "-o", options, "tmpfs", str(folder)],
+            capture_output=True,
+            text=True,
+        )
+        if made.returncode != 0:
+            pytest.skip(f"cannot mount a tmpfs here: {made.stderr.strip() or made.returncode}")
+        mounts.append(folder)
+        return folder
+
+    yield mount
+    for folder in mounts:
+        subprocess.run(["umount", "-l", str(folder)], capture_output=True)

@@ -2,12 +2,18 @@
 
 from __future__ import annotations
 
+import errno
+import io
+import logging
 import os
 import stat
+import subprocess
+import sys
 
 import pytest
 
-from bert_tf.fileio import atomic_open, atomic_write_text
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_open, atomic_write_text, check_writable_folder, read_lines
 
 
 def test_written_file_has_the_permissions_open_would_give(tmp_path):
@@ -24,3 +30,66 @@ def test_a_failed_write_leaves_nothing_under_the_real_name(tmp_path):
         f.write("half")
         raise RuntimeError("crash")
     assert list(tmp_path.iterdir()) == []
+
+
+class _FullDisk(io.StringIO):
+    def write(self, text):
+        raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+def test_a_full_disk_is_one_error_naming_the_file_and_leaves_nothing(tmp_path, monkeypatch):
+    path = tmp_path / "out.txt"
+    real_open = open
+    monkeypatch.setattr(
+        "builtins.open",
+        lambda p, *a, **k: _FullDisk() if ".tmp-" in str(p) else real_open(p, *a, **k),
+    )
+    with pytest.raises(InputError, match=f"{path}: cannot write \\(No space left on device\\)"):
+        atomic_write_text(path, "x\n")
+    monkeypatch.undo()
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_a_really_full_disk_is_the_same_error(mounted_disk):
+    disk = mounted_disk("16k")
+    with pytest.raises(InputError, match="No space left on device"):
+        atomic_write_text(disk / "out.txt", "x" * 100_000)
+    assert list(disk.iterdir()) == []
+
+
+def test_a_read_only_folder_is_named_with_the_flag_before_any_work(mounted_disk):
+    disk = mounted_disk("16k", read_only=True)
+    with pytest.raises(InputError, match=f"--output_dir: cannot write in {disk} \\(Read-only"):
+        check_writable_folder(str(disk), "--output_dir")
+    check_writable_folder(str(mounted_disk("16k")), "--output_dir")  # a writable one passes
+
+
+def test_temporary_files_of_killed_runs_are_removed_by_the_next_write(tmp_path, caplog):
+    path = tmp_path / "out.txt"
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    left = tmp_path / f"out.txt.tmp-{dead}-k1ll3d"
+    writing = tmp_path / f"out.txt.tmp-{os.getpid()}-st1ll"  # a live process's: kept
+    left.write_text("half")
+    writing.write_text("half")
+    with caplog.at_level(logging.WARNING):
+        atomic_write_text(path, "x\n")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.txt", writing.name]
+    assert f"removed {left}, left by an interrupted run" in caplog.text
+
+
+def test_bytes_that_are_not_utf8_are_dropped_and_counted_once_per_file(tmp_path, caplog):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("Café\nna\xefve\nok\n".encode("latin-1"))
+    with caplog.at_level(logging.WARNING):
+        lines = list(read_lines(path))
+    assert lines == ["Caf\n", "nave\n", "ok\n"]  # as the original
+    [warning] = caplog.messages
+    assert f"{path}: 2 byte(s) that are not UTF-8 were dropped" in warning
+
+
+def test_strict_utf8_makes_them_an_error_naming_the_line(tmp_path):
+    path = tmp_path / "latin1.txt"
+    path.write_bytes("ok\nCafé\n".encode("latin-1"))
+    with pytest.raises(InputError, match=f"{path}:2: 1 byte\\(s\\) that are not UTF-8"):
+        list(read_lines(path, strict_utf8=True))

@@ -318,6 +318,56 @@ def test_bad_input_is_one_error_line(flags, fragments, tmp_path):
     assert not (tmp_path / "out.tfrecord").exists()
 
 
+def _generate(tmp_path, **flags):
+    values = {
+        "input_file": SAMPLE_DATA / "sample_text.txt",
+        "output_file": tmp_path / "out.tfrecord",
+        "vocab_file": SAMPLE_DATA / "vocab.txt",
+        **flags,
+    }
+    return run_script("create_pretraining_data.py", *(f"--{k}={v}" for k, v in values.items()))
+
+
+def test_a_vocab_without_mask_is_one_error_line_naming_it(tmp_path):
+    vocab = tmp_path / "vocab.txt"
+    lines = (SAMPLE_DATA / "vocab.txt").read_text(encoding="utf-8").splitlines()
+    vocab.write_text("".join(f"{t}\n" for t in lines if t != "[MASK]"), encoding="utf-8")
+    last = error_line(_generate(tmp_path, vocab_file=vocab), "create_pretraining_data.py")
+    assert f"vocab file '{vocab}' has no [MASK]" in last
+    assert not (tmp_path / "out.tfrecord").exists()
+
+
+def test_a_folder_as_input_is_one_error_line(tmp_path):
+    last = error_line(_generate(tmp_path, input_file=SAMPLE_DATA), "create_pretraining_data.py")
+    assert f"{SAMPLE_DATA} is a folder; expected files" in last
+
+
+def test_text_that_is_not_utf8_warns_by_default_and_stops_with_strict_utf8(tmp_path):
+    corpus = tmp_path / "latin1.txt"
+    text = (SAMPLE_DATA / "sample_text.txt").read_text(encoding="utf-8").replace("é", "e")
+    corpus.write_bytes(text.replace("the", "thé", 3).encode("latin-1", "replace"))
+    warned = _generate(tmp_path, input_file=corpus)
+    assert warned.returncode == 0, warned.stderr[-2000:]
+    assert f"{corpus}: 3 byte(s) that are not UTF-8 were dropped" in warned.stderr
+    last = error_line(
+        _generate(tmp_path, input_file=corpus, strict_utf8=True), "create_pretraining_data.py"
+    )
+    assert f"{corpus}:5: 3 byte(s) that are not UTF-8" in last  # all three on line 5
+
+
+def test_a_read_only_output_folder_is_one_error_line_before_any_work(tmp_path, mounted_disk):
+    output = mounted_disk("64k", read_only=True) / "out.tfrecord"
+    last = error_line(_generate(tmp_path, output_file=output), "create_pretraining_data.py")
+    assert f"--output_file: cannot write in {output.parent} (Read-only file system)" in last
+
+
+def test_a_full_disk_is_one_error_line_and_leaves_no_records(tmp_path, mounted_disk):
+    output = mounted_disk("64k") / "out.tfrecord"
+    last = error_line(_generate(tmp_path, output_file=output), "create_pretraining_data.py")
+    assert f"{output}: cannot write (No space left on device)" in last
+    assert list(output.parent.iterdir()) == []
+
+
 # --- Per-file mode (--num_workers), beyond the original --------------------------------------
 
 

@@ -433,6 +433,22 @@ def _not_records(setup, tmp_path):
     return {"input_file": path}, [str(path), "is not a TFRecord file"]
 
 
+def _records_of_another_vocab(setup, tmp_path):
+    config = tmp_path / "bert_config_vocab_1000.json"
+    BertConfig(**dict(CONFIG, vocab_size=1000)).to_json_file(config)
+    return {"bert_config_file": config}, [
+        f"--input_file: {setup['input_file']} holds token id",
+        f"the model's vocab_size is 1000 ({config})",
+        "made with another vocab",
+    ]
+
+
+def _truncated_records(setup, tmp_path):
+    path = tmp_path / "cut.tfrecord"
+    path.write_bytes(setup["input_file"].read_bytes()[:-100])
+    return {"input_file": path}, [f"{path}: truncated TFRecord file: record"]
+
+
 def _no_held_out_files(setup, tmp_path):
     pattern = tmp_path / "heldout-*.tfrecord"
     return {"do_eval": True, "eval_input_file": pattern}, [
@@ -466,6 +482,8 @@ def _diverging(setup, tmp_path):
         _checkpoint_of_another_config,
         _truncated_init_checkpoint,
         _not_records,
+        _records_of_another_vocab,
+        _truncated_records,
         _no_held_out_files,
         _negative_kept_interval,
         _batch_not_divisible,
@@ -479,3 +497,24 @@ def test_bad_input_is_one_error_line(bad_input, setup, tmp_path):
     for fragment in fragments:
         assert fragment in last
     assert not (tmp_path / "out" / "pretrained").exists()
+
+
+def test_a_disk_full_at_a_checkpoint_is_one_line_and_the_previous_checkpoint_stays(
+    setup, tmp_path, mounted_disk
+):
+    output_dir = mounted_disk("20m")  # room for one checkpoint of the tiny model, not two
+    result = run_script(*pretraining_args(setup, output_dir))
+    last = error_line(result, "run_pretraining.py")
+    assert f"{output_dir}/ckpt-6: cannot save the checkpoint (" in last
+    assert f"the previous one, {output_dir}/ckpt-3, is kept" in last
+    assert sorted(p.name for p in output_dir.glob("ckpt-*")) == [
+        "ckpt-3.data-00000-of-00001",
+        "ckpt-3.index",
+    ]
+    assert not (output_dir / "pretrained").exists()
+
+
+def test_a_read_only_output_dir_is_one_line_before_training(setup, tmp_path, mounted_disk):
+    output_dir = mounted_disk("64k", read_only=True)
+    last = error_line(run_script(*pretraining_args(setup, output_dir)), "run_pretraining.py")
+    assert f"--output_dir: cannot write in {output_dir} (Read-only file system)" in last

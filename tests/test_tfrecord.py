@@ -5,9 +5,16 @@ from __future__ import annotations
 import random
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
-from bert_tf.tfrecord import TFRecordWriter, encode_example, masked_crc32c
+from bert_tf.errors import InputError
+from bert_tf.tfrecord import (
+    TFRecordWriter,
+    count_complete_records,
+    encode_example,
+    masked_crc32c,
+)
 
 
 def test_crc32c_check_value_and_masking():
@@ -46,3 +53,33 @@ def test_examples_parse_with_tensorflow():
     assert parsed["input_ids"].numpy().tolist() == [101, 0, 300_000, 2**40]
     assert parsed["next_sentence_labels"].numpy().tolist() == [1]
     np.testing.assert_array_equal(parsed["masked_lm_weights"], [1.0, 0.0, 0.5])
+
+
+def _records_file(tmp_path, count=5):
+    path = tmp_path / "data.tfrecord"
+    with open(path, "wb") as f:
+        writer = TFRecordWriter(f)
+        for i in range(count):
+            writer.write(encode_example({"input_ids": [i] * (i + 3)}, {}))
+        writer.flush()
+    return path
+
+
+def test_a_whole_file_counts_its_records(tmp_path):
+    assert count_complete_records(str(_records_file(tmp_path))) == 5
+
+
+@pytest.mark.parametrize("cut", [1, 5, 20])  # in the last data, its CRC, the last header
+def test_a_truncated_file_is_named_with_the_record_cut_short(tmp_path, cut):
+    path = _records_file(tmp_path)
+    data = path.read_bytes()
+    path.write_bytes(data[:-cut])
+    with pytest.raises(InputError, match=f"{path}: truncated TFRecord file: record 5 starts"):
+        count_complete_records(str(path))
+
+
+def test_a_file_that_is_not_records_is_named_as_such(tmp_path):
+    path = tmp_path / "text.tfrecord"
+    path.write_text("not a record file\n" * 10)
+    with pytest.raises(InputError, match=f"{path} is not a TFRecord file \\(its first record"):
+        count_complete_records(str(path))

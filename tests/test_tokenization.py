@@ -207,3 +207,11 @@ def test_alphanumeric_characters_are_never_punctuation() -> None:
         if chr(cp).isalnum() and tokenization._is_punctuation.__wrapped__(chr(cp))
     ]
     assert clashes == []
+
+
+def test_a_vocab_without_the_special_tokens_is_named_with_those_it_lacks(tmp_path: Path) -> None:
+    vocab_file = _write_vocab(tmp_path, ["[PAD]", "[UNK]", "[SEP]", "the"])
+    vocab = tokenization.load_vocab(vocab_file)
+    with pytest.raises(InputError, match=r"vocab.txt' has no \[CLS\], \[MASK\]: expected"):
+        tokenization.require_tokens(vocab, vocab_file, ("[CLS]", "[SEP]", "[MASK]"))
+    tokenization.require_tokens(vocab, vocab_file, ("[SEP]",))  # one it has

@@ -9,6 +9,7 @@ import tensorflow as tf
 from conftest import record_batch, tiny_pretraining_config
 
 from bert_tf.checkpoints import load_checkpoint
+from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective
@@ -60,6 +61,34 @@ def test_restore_brings_back_weights_optimizer_slots_and_step(tmp_path):
     # Both continue identically: same schedule position, same moments.
     after = [t.run_steps(t.distribute(dataset), 1)[1] for t in (trainer, resumed)]
     assert after[0] == after[1]
+
+
+def test_a_save_the_disk_refuses_removes_its_files_and_names_the_checkpoint_kept(tmp_path):
+    trainer = new_trainer(tmp_path)
+    dataset = trainer.distribute(tf.data.Dataset.from_tensors(record_batch()).repeat())
+    trainer.run_steps(dataset, 1)
+    kept = trainer.save()
+    trainer.run_steps(dataset, 1)
+    save = trainer.manager.save
+
+    def full_disk(**kwargs):  # a save that wrote part of its files, then failed
+        (tmp_path / "ckpt-2_temp").mkdir()
+        (tmp_path / "ckpt-2.data-00000-of-00001").write_bytes(b"half")
+        raise tf.errors.ResourceExhaustedError(None, None, "ckpt-2_temp; No space left on device")
+
+    trainer.manager.save = full_disk
+    with pytest.raises(InputError) as error:
+        trainer.save()
+    trainer.manager.save = save
+    assert str(error.value) == (
+        f"{tmp_path}/ckpt-2: cannot save the checkpoint (ckpt-2_temp; No space left on "
+        f"device); the previous one, {kept}, is kept"
+    )
+    assert sorted(p.name for p in tmp_path.glob("ckpt-*")) == [
+        "ckpt-1.data-00000-of-00001",
+        "ckpt-1.index",
+    ]
+    assert new_trainer(tmp_path).restore() == kept
 
 
 def test_a_training_checkpoint_initializes_a_new_model(tmp_path):

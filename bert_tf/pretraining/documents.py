@@ -31,6 +31,11 @@ def expand_input_files(input_file: str, flag: str = "--input_file") -> list[str]
             matches = sorted(tf.io.gfile.glob(pattern))
         else:
             matches = sorted(glob.glob(pattern))
+            for folder in filter(os.path.isdir, matches):
+                raise InputError(
+                    f"{flag}={input_file}: {folder} is a folder; expected files (a pattern such "
+                    f"as {os.path.join(folder, '*')} names the files in it)"
+                )
         if not matches:
             raise InputError(f"{flag}={input_file}: no file matches {pattern}")
         files.extend(matches)
@@ -39,8 +44,13 @@ def expand_input_files(input_file: str, flag: str = "--input_file") -> list[str]
     return files
 
 
-def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list[Document]:
+def read_documents(
+    input_files: Sequence[str], tokenizer: FullTokenizer, strict_utf8: bool = False
+) -> list[Document]:
     """Tokenizes every line; a blank line starts a new document; empty documents are dropped.
+
+    Bytes that are not UTF-8 are dropped, as the original, and counted in a warning per file;
+    `strict_utf8` makes them an `InputError`.
 
     As the original: a line whose tokens are empty (only control characters, say) adds nothing
     but does not start a document either; only a line that is blank after `strip()` does.
@@ -49,7 +59,7 @@ def read_documents(input_files: Sequence[str], tokenizer: FullTokenizer) -> list
     for path in input_files:
         if not os.path.isfile(path):
             raise InputError(f"--input_file: {path} is not a file")
-        for line in read_lines(path):
+        for line in read_lines(path, strict_utf8):
             line = line.strip()
             if not line:
                 documents.append([])

@@ -32,7 +32,7 @@ def create_pretraining_data(
     written round-robin to `output_files`. Returns the number of records written.
     """
     check_options(options)
-    documents = read_documents(input_files, tokenizer)
+    documents = read_documents(input_files, tokenizer, options.strict_utf8)
     if not documents:
         raise InputError(f"--input_file: no tokens in {', '.join(input_files)}")
     logger.info("Read %d documents from %d files", len(documents), len(input_files))
@@ -82,7 +82,7 @@ def _generate_shard(
 ) -> int:
     index, input_file = task
     tokenizer = _worker_tokenizer(vocab_file, do_lower_case)
-    documents = read_documents([input_file], tokenizer)
+    documents = read_documents([input_file], tokenizer, options.strict_utf8)
     if not documents:
         logger.warning("%s has no tokens; its shard is empty", input_file)
     rng = random.Random(random_seed + index)

@@ -8,52 +8,113 @@ spec and cast from int64 to int32 (what the model takes; TPUs want int32 too).
 
 from __future__ import annotations
 
+import contextlib
+
 import tensorflow as tf
 
-from bert_tf.errors import InputError
+from bert_tf.errors import InputError, first_line
 from bert_tf.input_pipeline import RECORD_SHUFFLE_BUFFER
 from bert_tf.pretraining.dataset import feature_spec
+from bert_tf.tfrecord import count_complete_records
 
 # As the original: a few files read at once and a 100-record shuffle buffer; files are
 # themselves shuffled, which is where most of the mixing comes from.
 NUM_CPU_THREADS = 4
 
 
-def check_records(
-    input_files: list[str], max_seq_length: int, max_predictions_per_seq: int
-) -> None:
-    """Reads the first record of each file and checks its features against the flags.
+# How many records of each file `check_records` reads for their token ids: records made with
+# another vocab hold ids beyond this one's in nearly every record.
+RECORDS_CHECKED_PER_FILE = 100
 
-    The original would fail deep inside the graph ("Can't parse serialized Example"); this
-    says which file, which feature and which flag disagree.
+
+def check_records(
+    input_files: list[str],
+    max_seq_length: int,
+    max_predictions_per_seq: int,
+    vocab_size: int | None = None,
+    bert_config_file: str | None = None,
+    flag: str = "--input_file",
+) -> None:
+    """Checks the records before the first step: each file whole (its length headers walked
+    to the end), the features and lengths of its first record against the flags, and the
+    token ids of its first records against the model's `vocab_size`.
+
+    The original would fail deep inside the graph ("Can't parse serialized Example", a
+    DataLossError, `indices[28,1] = 3793 is not in [0, 3667)`) or, on a GPU, silently embed
+    out-of-range ids as zeros; this says which file, which feature and which flag disagree.
     """
-    expected = set(feature_spec(1, 1))
-    lengths = {"input_ids": max_seq_length, "masked_lm_positions": max_predictions_per_seq}
-    flags = {"input_ids": "max_seq_length", "masked_lm_positions": "max_predictions_per_seq"}
     for path in input_files:
-        try:
-            record = next(iter(tf.data.TFRecordDataset(path).take(1)), None)
-        except tf.errors.DataLossError as e:
-            raise InputError(f"--input_file: {path} is not a TFRecord file ({e.message})") from None
-        if record is None:
-            raise InputError(f"--input_file: {path} holds no record")
-        example = tf.train.Example.FromString(record.numpy())
-        features = example.features.feature
-        missing = sorted(expected - set(features))
-        if missing:
+        if "://" not in path:  # a remote file would be read whole
+            try:
+                count_complete_records(path)
+            except InputError as e:
+                raise InputError(f"{flag}: {e}") from None
+        records = _first_records(path, flag)
+        _check_features(tf.train.Example.FromString(records[0]), path, flag, {
+            "max_seq_length": ("input_ids", max_seq_length),
+            "max_predictions_per_seq": ("masked_lm_positions", max_predictions_per_seq),
+        })  # fmt: skip
+        if vocab_size is not None:
+            _check_token_ids(records, path, flag, vocab_size, bert_config_file)
+
+
+@contextlib.contextmanager
+def naming_damaged_records(flag: str, files: list[str]):
+    """Turns a DataLossError of the records being read (bytes changed after `check_records`
+    walked them: TensorFlow's checksums disagree) into one line naming the files."""
+    try:
+        yield
+    except tf.errors.DataLossError as e:
+        where = files[0] if len(files) == 1 else f"one of {len(files)} files ({files[0]}, ...)"
+        raise InputError(
+            f"{flag}: a record in {where} is damaged ({first_line(e)}); copy or make the "
+            "records again (the checkpoints saved so far are kept)"
+        ) from None
+
+
+def _first_records(path: str, flag: str) -> list[bytes]:
+    try:
+        dataset = tf.data.TFRecordDataset(path).take(RECORDS_CHECKED_PER_FILE)
+        records = [record.numpy() for record in dataset]
+    except tf.errors.DataLossError as e:
+        raise InputError(f"{flag}: {path} is not a TFRecord file ({e.message})") from None
+    if not records:
+        raise InputError(f"{flag}: {path} holds no record")
+    return records
+
+
+def _check_features(example, path: str, flag: str, lengths: dict) -> None:
+    features = example.features.feature
+    missing = sorted(set(feature_spec(1, 1)) - set(features))
+    if missing:
+        raise InputError(
+            f"{flag}: {path}: records lack the features {', '.join(missing)}; "
+            f"expected the output of create_pretraining_data.py"
+        )
+    for length_flag, (name, expected) in lengths.items():
+        kind = features[name].WhichOneof("kind")
+        found = len(getattr(features[name], kind).value)
+        if found != expected:
             raise InputError(
-                f"--input_file: {path}: records lack the features {', '.join(missing)}; "
-                f"expected the output of create_pretraining_data.py"
+                f"{flag}: {path}: records have {name} of length {found} but "
+                f"--{length_flag}={expected}; it must equal the value the data was "
+                f"generated with"
             )
-        for name, flag in flags.items():
-            kind = features[name].WhichOneof("kind")
-            found = len(getattr(features[name], kind).value)
-            if found != lengths[name]:
-                raise InputError(
-                    f"--input_file: {path}: records have {name} of length {found} but "
-                    f"--{flag}={lengths[name]}; it must equal the value the data was "
-                    f"generated with"
-                )
+
+
+def _check_token_ids(records, path, flag, vocab_size, bert_config_file) -> None:
+    largest = max(
+        max(feature.int64_list.value, default=0)
+        for record in records
+        for name, feature in tf.train.Example.FromString(record).features.feature.items()
+        if name in ("input_ids", "masked_lm_ids")
+    )
+    if largest >= vocab_size:
+        raise InputError(
+            f"{flag}: {path} holds token id {largest} but the model's vocab_size is "
+            f"{vocab_size} ({bert_config_file}): the records were made with another vocab; "
+            "make them again with the model's vocab.txt as --vocab_file"
+        )
 
 
 def _decode(record, max_seq_length: int, max_predictions_per_seq: int) -> dict:

@@ -49,6 +49,11 @@ class GeneratorOptions(Options):
         "With --do_whole_word_mask: one MASK/SAME/RND decision per word instead of per "
         "WordPiece (the original decides per WordPiece; google-research/bert#910).",
     )
+    strict_utf8: bool = option(
+        False,
+        "Beyond the original: stop at bytes of the input that are not UTF-8 instead of "
+        "dropping them as the original does (dropped bytes are counted in a warning per file).",
+    )
     masking_rates: str = option(
         "0.8,0.1,0.1",
         "Beyond the original: how often a masked-LM prediction's input is [MASK], the same "

@@ -6,11 +6,11 @@ TensorFlow is not imported here (see bert_tf.tfrecord); `dataset` reads the reco
 from __future__ import annotations
 
 import contextlib
-import os
 from collections.abc import Iterable, Sequence
 
 import numpy as np
 
+from bert_tf.fileio import atomic_open
 from bert_tf.pretraining.instances import TrainingInstance
 from bert_tf.tfrecord import TFRecordWriter, encode_example
 
@@ -67,23 +67,15 @@ def write_instances(
 
     Each file is written under a temporary name and renamed when all are complete.
     """
-    tmp_files = [f"{path}.tmp-{os.getpid()}" for path in output_files]
     count = 0
-    try:
-        with contextlib.ExitStack() as stack:
-            files = [stack.enter_context(open(tmp, "wb")) for tmp in tmp_files]
-            writers = [TFRecordWriter(f) for f in files]
-            for count, instance in enumerate(instances, start=1):
-                writers[(count - 1) % len(writers)].write(
-                    serialize_instance(instance, max_seq_length, max_predictions_per_seq)
-                )
-            for writer in writers:
-                writer.flush()
-        for tmp, path in zip(tmp_files, output_files, strict=True):
-            os.replace(tmp, path)
-    except BaseException:
-        for tmp in tmp_files:
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp)
-        raise
+    # Leaving the stack renames every file, after the last record; an error removes them all.
+    with contextlib.ExitStack() as stack:
+        files = [stack.enter_context(atomic_open(path, "wb")) for path in output_files]
+        writers = [TFRecordWriter(f) for f in files]
+        for count, instance in enumerate(instances, start=1):
+            writers[(count - 1) % len(writers)].write(
+                serialize_instance(instance, max_seq_length, max_predictions_per_seq)
+            )
+        for writer in writers:
+            writer.flush()
     return count

@@ -23,6 +23,7 @@ from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import is_chief, num_workers
 from bert_tf.errors import InputError
+from bert_tf.fileio import check_writable_folder
 from bert_tf.options import (
     check_options,
     non_negative,
@@ -33,7 +34,11 @@ from bert_tf.options import (
     redefault,
 )
 from bert_tf.pretraining.documents import expand_input_files
-from bert_tf.pretraining.input_pipeline import check_records, pretraining_dataset
+from bert_tf.pretraining.input_pipeline import (
+    check_records,
+    naming_damaged_records,
+    pretraining_dataset,
+)
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
 from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, summary_writer, train
 from bert_tf.training import write_eval_results, write_summaries
@@ -105,6 +110,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         TrainingDiverged: the loss became NaN or infinite.
     """
     check_options(options)
+    check_writable_folder(options.output_dir, "--output_dir")
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     input_files = expand_input_files(options.input_file)
@@ -113,9 +119,11 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     if options.eval_input_file:
         eval_files = expand_input_files(options.eval_input_file, "--eval_input_file")
     strategy = options.make_strategy()  # the first TensorFlow work
-    check_records(input_files, options.max_seq_length, options.max_predictions_per_seq)
+    lengths = (options.max_seq_length, options.max_predictions_per_seq)
+    vocab = (config.vocab_size, options.bert_config_file)
+    check_records(input_files, *lengths, *vocab)
     if options.do_eval and eval_files is not input_files:
-        check_records(eval_files, options.max_seq_length, options.max_predictions_per_seq)
+        check_records(eval_files, *lengths, *vocab, flag="--eval_input_file")
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
 
     objective = get_objective(options.objective)
@@ -136,13 +144,16 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     if options.do_train:
         _log_training(options, strategy.num_replicas_in_sync)
         dataset = _dataset(input_files, options.train_batch_size, True, options, strategy)
-        train(trainer, options, dataset, options.num_train_steps)
+        with naming_damaged_records("--input_file", input_files):
+            train(trainer, options, dataset, options.num_train_steps)
         if is_chief(strategy):
             export_pretrained(trainer.model, options.output_dir, options.vocab_file)
     if not options.do_eval:
         return {}
     dataset = _dataset(eval_files, options.eval_batch_size, False, options, strategy)
-    results = trainer.evaluate(dataset, options.max_eval_steps)
+    flag = "--eval_input_file" if options.eval_input_file else "--input_file"
+    with naming_damaged_records(flag, eval_files):
+        results = trainer.evaluate(dataset, options.max_eval_steps)
     logger.info("eval: %s", results)
     if is_chief(strategy):
         write_eval_results(os.path.join(options.output_dir, "eval_results.txt"), results)
