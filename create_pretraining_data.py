@@ -1,4 +1,4 @@
-"""Creates the masked-LM / next-sentence pre-training TFRecords (the original's script and flags).
+r"""Creates the masked-LM / next-sentence pre-training TFRecords (the original's script and flags).
 
     python create_pretraining_data.py --input_file=sample_data/sample_text.txt \
       --output_file=/tmp/tf_examples.tfrecord --vocab_file=sample_data/vocab.txt \

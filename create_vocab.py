@@ -1,4 +1,4 @@
-"""Learns a WordPiece vocab.txt from a corpus, for pre-training from scratch on a new domain.
+r"""Learns a WordPiece vocab.txt from a corpus, for pre-training from scratch on a new domain.
 
     python create_vocab.py --input_file=corpus/*.txt --output_file=vocab.txt \
       --vocab_size=30522 --do_lower_case=True

@@ -1,4 +1,4 @@
-"""Extracts fixed contextual features from a pre-trained BERT (the original's script and flags).
+r"""Extracts fixed contextual features from a pre-trained BERT (the original's script and flags).
 
     python extract_features.py --input_file=input.txt --output_file=output.jsonl \
       --vocab_file=$BERT_BASE_DIR/vocab.txt --bert_config_file=$BERT_BASE_DIR/bert_config.json \
@@ -8,13 +8,15 @@
 
 from __future__ import annotations
 
+from bert_tf import cli  # first: it quiets TensorFlow's start-up, before TensorFlow loads
+
+# isort: split
 import logging
 import os
 
 import tensorflow as tf
 from absl import flags
 
-from bert_tf import cli
 from bert_tf.checkpoints import (
     adopt_checkpoint_attention,
     load_original_checkpoint,

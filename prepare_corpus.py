@@ -1,4 +1,4 @@
-"""Raw books or Wikipedia-style paragraphs into create_pretraining_data.py's input: one sentence
+r"""Raw books or Wikipedia-style paragraphs into create_pretraining_data.py's input: one sentence
 per line, a blank line between documents.
 
     # Project Gutenberg books (our stand-in for BooksCorpus), one document per book:

@@ -1,4 +1,4 @@
-"""Fine-tunes BERT on a GLUE task (or XNLI): the original's run_classifier.py and its flags.
+r"""Fine-tunes BERT on a GLUE task (or XNLI): the original's run_classifier.py and its flags.
 
     python run_classifier.py --task_name=MRPC --do_train=true --do_eval=true \
       --data_dir=$GLUE_DIR/MRPC --vocab_file=$BERT_BASE_DIR/vocab.txt \

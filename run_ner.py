@@ -1,4 +1,4 @@
-"""Named-entity recognition on CoNLL-2003 (paper Sec. 5.3, Table 7): fine-tunes BERT, or
+r"""Named-entity recognition on CoNLL-2003 (paper Sec. 5.3, Table 7): fine-tunes BERT, or
 trains a BiLSTM on frozen BERT features (--feature_based), and scores entities as conlleval.
 
     python run_ner.py --do_train=true --do_eval=true --do_predict=true \

@@ -1,4 +1,4 @@
-"""Masked-LM + next-sentence pre-training (the original's run_pretraining.py and its flags).
+r"""Masked-LM + next-sentence pre-training (the original's run_pretraining.py and its flags).
 
     python run_pretraining.py --input_file=/tmp/tf_examples.tfrecord \
       --output_dir=/tmp/pretraining_output --do_train=True --do_eval=True \

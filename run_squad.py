@@ -1,4 +1,4 @@
-"""Fine-tunes BERT on SQuAD 1.1 or 2.0 and predicts answers: the original's run_squad.py and
+r"""Fine-tunes BERT on SQuAD 1.1 or 2.0 and predicts answers: the original's run_squad.py and
 its flags, with the official evaluation built in.
 
     python run_squad.py --vocab_file=$BERT_BASE_DIR/vocab.txt \

@@ -1,4 +1,4 @@
-"""Fine-tunes BERT on SWAG (paper Sec. 4.4, Table 4) with run_classifier.py's flags and the
+r"""Fine-tunes BERT on SWAG (paper Sec. 4.4, Table 4) with run_classifier.py's flags and the
 paper's settings as defaults (lr 2e-5, batch 16, 3 epochs).
 
     python run_swag.py --do_train=true --do_eval=true --data_dir=$SWAG_DIR \

@@ -1,6 +1,7 @@
-"""What every top-level script shares: its flags made from its options dataclass, and bad
-input (or a diverged training) as one line on stderr and exit status 1; a run stopped by
-SIGTERM as one line and exit status 143."""
+"""What every top-level script shares: a start-up without TensorFlow's C++ INFO lines (scripts
+import this module before TensorFlow), its flags made from its options dataclass and listed by
+--help, bad input (or a diverged training) as one line on stderr and exit status 1; a run
+stopped by SIGTERM as one line and exit status 143."""
 
 from __future__ import annotations
 
@@ -9,6 +10,11 @@ import sys
 from collections.abc import Callable
 
 from bert_tf.errors import InputError, Preempted, TrainingDiverged
+
+# Read when TensorFlow loads, so set on import. 1 drops only the C++ runtime's INFO lines (the
+# CPU-instruction banner, XLA and tf.data set-up notes); its warnings and errors stay, and a
+# TF_CPP_MIN_LOG_LEVEL the user set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
 # 128 + SIGTERM, what a shell reports for a process that SIGTERM ended: a scheduler restarts it.
 PREEMPTED_EXIT_STATUS = 143
@@ -33,7 +39,20 @@ def run(main: Callable[[list[str]], None]) -> None:
             print(f"{program}: {e}", file=sys.stderr)
             sys.exit(PREEMPTED_EXIT_STATUS)
 
-    app.run(guarded)
+    app.run(guarded, flags_parser=parse_flags)
+
+
+def parse_flags(argv: list[str]) -> list[str]:
+    """absl's flag parsing, except that --help (and --helpfull) exit with status 0: printing
+    the help asked for is a success (absl exits 1)."""
+    from absl import app, flags
+
+    try:
+        return flags.FLAGS(argv)
+    except SystemExit:  # only absl's help flags exit while parsing, once the help is printed
+        sys.exit(0)
+    except flags.Error:
+        return app.parse_flags_with_usage(argv)  # parses again: absl's error message, status 1
 
 
 def run_with_options(
@@ -61,10 +80,14 @@ def require(flag_values, *names: str) -> None:
 
 def define_flags(options_class) -> None:
     """An absl flag for every field of the options dataclass: its name, default, help and
-    type; an option checked by `one_of` with a default is an enum flag."""
+    type; an option checked by `one_of` with a default is an enum flag. The flags belong to
+    the script that calls this, so its --help lists them (absl's --help shows only the main
+    module's flags)."""
     from absl import flags
 
     from bert_tf.options import option_fields
+
+    flags.disclaim_key_flags()  # absl then credits each flag to our caller, not to this module
 
     definers = {
         bool: flags.DEFINE_bool,

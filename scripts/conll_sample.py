@@ -1,4 +1,4 @@
-"""Writes the first sentences of a CoNLL column file: `--count` sentences after `--skip`,
+r"""Writes the first sentences of a CoNLL column file: `--count` sentences after `--skip`,
 with the -DOCSTART- lines of their documents (a small NER data set from the real one).
 
     python scripts/conll_sample.py --input_file=train.txt --output_file=small/train.txt \

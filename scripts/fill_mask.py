@@ -1,4 +1,4 @@
-"""Fills in the [MASK]s of sentences with a pre-trained BERT's masked-LM head (paper Sec. 3.1).
+r"""Fills in the [MASK]s of sentences with a pre-trained BERT's masked-LM head (paper Sec. 3.1).
 
 The model directory is laid out as Google's released models and run_pretraining.py's
 `pretrained/`: bert_config.json, bert_model.ckpt (with the `cls/` pre-training heads) and

@@ -1,4 +1,4 @@
-"""Writes the bert_config.json of a named BERT size, for pre-training from scratch.
+r"""Writes the bert_config.json of a named BERT size, for pre-training from scratch.
 
 BERT-BASE and BERT-LARGE are the paper's (Sec. 3: L=12, H=768, A=12 and L=24, H=1024, A=16);
 tiny, mini, small and medium are the smaller BERTs Google released later (Turc et al., 2019,

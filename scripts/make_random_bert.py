@@ -1,4 +1,4 @@
-"""Writes a randomly initialized BERT as an original-format model directory.
+r"""Writes a randomly initialized BERT as an original-format model directory.
 
 The directory holds bert_config.json and bert_model.ckpt (encoder and pre-training heads, under
 the original variable names), initialized as the original does (truncated normal with
@@ -11,13 +11,15 @@ for pre-training from scratch.
 
 from __future__ import annotations
 
+from bert_tf import cli  # first: it quiets TensorFlow's start-up, before TensorFlow loads
+
+# isort: split
 import logging
 import os
 
 import keras
 from absl import flags
 
-from bert_tf import cli
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.pretrainer import BertPretrainer

@@ -1,4 +1,4 @@
-"""Writes a small SQuAD file: questions `--skip`..`--skip + --count` of a SQuAD file, with
+r"""Writes a small SQuAD file: questions `--skip`..`--skip + --count` of a SQuAD file, with
 only their first answer when `--first_answer_only` (which makes a dev file a training file:
 the original trains on exactly one answer per question).
 

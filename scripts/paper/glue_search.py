@@ -1,4 +1,4 @@
-"""The paper's GLUE fine-tuning search (Sec. 4.1, Table 1): for each task, every learning rate
+r"""The paper's GLUE fine-tuning search (Sec. 4.1, Table 1): for each task, every learning rate
 of {5e-5, 4e-5, 3e-5, 2e-5} at batch 32 for 3 epochs, with several restarts (seeds: a new
 shuffle and classifier initialization) for the small data sets, and the best on Dev.
 

@@ -1,4 +1,4 @@
-"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote (PNG, matplotlib:
+r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote (PNG, matplotlib:
 `pip install -e ".[plots]"`):
 
 - table6_model_size.png: held-out masked-LM perplexity and Dev accuracy against the number of

@@ -1,0 +1,123 @@
+"""What every absl script shares (bert_tf/cli.py): `--help` prints the usage example as the
+docstring writes it (its backslash-continued lines kept), lists every flag the script takes and
+exits 0; a healthy run leaves out TensorFlow's C++ INFO lines unless the user asks for them."""
+
+from __future__ import annotations
+
+import ast
+import json
+import re
+import subprocess
+import sys
+
+import pytest
+from conftest import FIXTURES, REPO, SAMPLE_DATA, SCRIPT_ENV, run_script, succeeded
+
+# The absl scripts: all the top-level ones and those of scripts/ (the others there use argparse).
+SCRIPTS = [
+    "run_pretraining.py", "run_classifier.py", "run_squad.py", "run_ner.py", "run_swag.py",
+    "extract_features.py", "create_pretraining_data.py", "create_vocab.py", "prepare_corpus.py",
+    "scripts/fill_mask.py", "scripts/make_bert_config.py", "scripts/make_random_bert.py",
+    "scripts/stdlib_corpus.py",
+]  # fmt: skip
+# Every flag of the top-level scripts, as recorded (see test_flags.py).
+RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
+# The training scripts' flags from bert_tf/runtime.py: defined in bert_tf/cli.py, not in the script.
+TRAINING_SCRIPTS = ["run_pretraining", "run_classifier", "run_squad", "run_ner", "run_swag"]
+RUNTIME_FLAGS = ["seed", "dtype", "distribution_strategy", "use_xla", "num_gpus", "use_tpu"]
+
+# Runs `SCRIPT --help` for each script in one interpreter, so that TensorFlow loads once: each
+# as `python SCRIPT --help` runs it (as __main__, sys.argv[0] the script), printing
+# {script: [exit status, stdout]}. Each script's flags are removed before the next one runs.
+HELP = """
+import contextlib, io, json, runpy, sys
+from absl import app, flags
+import tensorflow  # noqa: F401  (whatever TensorFlow defines is not a script's)
+app.define_help_flags()
+helps = {}
+for script in sys.argv[1:]:
+    before = set(flags.FLAGS)
+    sys.argv = [script, "--help"]
+    stdout = io.StringIO()
+    status = "did not exit"
+    with contextlib.redirect_stdout(stdout):
+        try:
+            runpy.run_path(script, run_name="__main__")
+        except SystemExit as e:
+            status = e.code
+    helps[script] = [status, stdout.getvalue()]
+    for name in set(flags.FLAGS) - before:
+        delattr(flags.FLAGS, name)
+print(json.dumps(helps))
+"""
+
+
+@pytest.fixture(scope="module")
+def helps() -> dict:
+    result = succeeded(run_script("-c", HELP, *SCRIPTS))
+    return json.loads(result.stdout.splitlines()[-1])
+
+
+def docstring_as_written(script: str) -> str:
+    """The script's docstring as its source spells it, between the quotes."""
+    source = (REPO / script).read_text()
+    literal = ast.get_source_segment(source, ast.parse(source).body[0])
+    return literal[literal.index('"""') + 3 : -3]
+
+
+def listed_flags(help_text: str) -> set[str]:
+    return set(re.findall(r"^  --(?:\[no\])?(\w+):", help_text, re.MULTILINE))
+
+
+@pytest.mark.parametrize("script", SCRIPTS)
+def test_help_shows_the_usage_example_as_written_and_exits_0(script, helps):
+    status, help_text = helps[script]
+    assert status == 0
+    written = docstring_as_written(script)
+    assert help_text.startswith(written)
+    if "\\\n" in written:  # a shell example continued over lines, each line as the user types it
+        assert any(line.endswith(" \\") for line in help_text.splitlines())
+
+
+@pytest.mark.parametrize("script", list(RECORDED_FLAGS))
+def test_help_lists_every_flag_the_script_takes(script, helps):
+    assert listed_flags(helps[f"{script}.py"][1]) == set(RECORDED_FLAGS[script])
+
+
+@pytest.mark.parametrize("script", TRAINING_SCRIPTS)
+def test_help_lists_the_runtime_flags(script, helps):
+    assert set(RUNTIME_FLAGS) <= listed_flags(helps[f"{script}.py"][1])
+
+
+def cli_env(**settings: str) -> dict:
+    """The tests' script environment without their TF_CPP_MIN_LOG_LEVEL: a user's shell."""
+    env = {name: value for name, value in SCRIPT_ENV.items() if name != "TF_CPP_MIN_LOG_LEVEL"}
+    return {**env, **settings}
+
+
+def tf_cpp_min_log_level_after_importing_cli(env: dict) -> str:
+    code = "import os, bert_tf.cli; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
+    )
+    return succeeded(result).stdout.strip()
+
+
+def test_importing_cli_drops_only_tensorflows_info_lines_unless_the_user_chose():
+    assert tf_cpp_min_log_level_after_importing_cli(cli_env()) == "1"
+    assert tf_cpp_min_log_level_after_importing_cli(cli_env(TF_CPP_MIN_LOG_LEVEL="0")) == "0"
+
+
+def test_a_healthy_run_prints_no_tensorflow_info_line_after_start_up(tmp_path):
+    command = [
+        sys.executable, "create_vocab.py", f"--input_file={SAMPLE_DATA / 'sample_text.txt'}",
+        f"--output_file={tmp_path / 'vocab.txt'}", "--vocab_size=200", "--min_count=2",
+    ]  # fmt: skip
+    result = subprocess.run(
+        command, cwd=REPO, env=cli_env(), capture_output=True, text=True, timeout=300
+    )
+    succeeded(result)
+    info = [line for line in result.stderr.splitlines() if re.match(r"I0000 [\d:.]+ ", line)]
+    # Only what libraries log as they load, before TensorFlow reads TF_CPP_MIN_LOG_LEVEL: no
+    # CPU-instruction banner (cpu_feature_guard), no set-up notes.
+    assert all(" cudart_stub.cc:" in line for line in info), result.stderr
