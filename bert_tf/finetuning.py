@@ -108,6 +108,8 @@ def run_task(task: Task) -> dict:
         from bert_tf.serving import model_in_dtype  # TensorFlow Text only when exporting
 
         task.export(model_in_dtype(trainer.model, options.export_dtype), options.export_dir)
+    for note in task.read_notes:
+        logger.warning("%s", note)
     return results
 
 

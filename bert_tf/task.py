@@ -63,6 +63,9 @@ class Task:
 
     def __init__(self, options) -> None:
         self.options = options
+        # What reading left out, in a line each (SQuAD's questions whose answer is not at its
+        # answer_start), repeated at the end of the run where its summary is read.
+        self.read_notes: list[str] = []
 
     # Reading. ---------------------------------------------------------------------------------
 

@@ -21,7 +21,9 @@ from bert_tf.squad.features import (
     doc_spans,
     is_max_context,
 )
+from bert_tf.squad.options import SquadOptions
 from bert_tf.squad.postprocess import RawResult, compute_predictions, get_final_text
+from bert_tf.squad.task import SquadTask
 from bert_tf.tokenization import FullTokenizer
 
 TOKENIZER = FullTokenizer(str(SAMPLE_DATA / "vocab.txt"), do_lower_case=True)
@@ -253,3 +255,16 @@ def test_tfds_squad_that_is_not_prepared_is_one_clear_error(tmp_path):
 
     with pytest.raises(InputError, match=r"squad/v2.0 \(split train\) is not prepared"):
         tfds_squad("squad/v2.0", "train", str(tmp_path))
+
+
+def test_the_count_of_skipped_questions_is_repeated_at_the_end_of_the_run(tmp_path):
+    bad = {"id": "2", "question": "?", "answers": [{"text": "zzz", "answer_start": 4}]}
+    train_file = tmp_path / "train.json"
+    train_file.write_text(json.dumps(squad([qa("1", "Canada"), bad])), encoding="utf-8")
+    task = SquadTask(SquadOptions(train_file=str(train_file), do_train=True))
+    assert len(task.read("train")) == 1
+    # finetuning.run_task logs each note again after the evaluation, its last lines.
+    assert task.read_notes == [
+        f"{train_file}: 1 of 2 training questions skipped: their answer text is not at "
+        "answer_start in the context's words (as the original)"
+    ]

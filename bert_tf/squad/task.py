@@ -14,7 +14,12 @@ import numpy as np
 from bert_tf.config import BertConfig
 from bert_tf.finetuning import run_task
 from bert_tf.squad import evaluate
-from bert_tf.squad.data import read_squad_examples, read_squad_file, tfds_squad
+from bert_tf.squad.data import (
+    count_questions,
+    read_squad_examples,
+    read_squad_file,
+    tfds_squad,
+)
 from bert_tf.squad.features import (
     convert_examples_to_features,
     feature_spec,
@@ -66,7 +71,18 @@ class SquadTask(Task):
         else:
             source = options.train_file if is_training else options.predict_file
             dataset = read_squad_file(source)
-        return read_squad_examples(dataset, source, is_training, options.version_2_with_negative)
+        examples = read_squad_examples(
+            dataset, source, is_training, options.version_2_with_negative
+        )
+        if is_training:
+            questions = count_questions(dataset)
+            if len(examples) < questions:
+                self.read_notes.append(
+                    f"{source}: {questions - len(examples)} of {questions} training questions "
+                    "skipped: their answer text is not at answer_start in the context's words "
+                    "(as the original)"
+                )
+        return examples
 
     def objective(self, config: BertConfig) -> SpanExtraction:
         return SpanExtraction(bilstm_units=config.hidden_size if self.options.bilstm else None)
