@@ -24,6 +24,12 @@ flags.DEFINE_string("input_file", None, "Text files (comma-separated, globs allo
 flags.DEFINE_string("output_file", None, "Where vocab.txt goes.")
 flags.DEFINE_integer("vocab_size", 30522, "The most tokens the vocabulary may hold.")
 flags.DEFINE_bool("do_lower_case", True, "Lower-case (and strip accents), as for uncased models.")
+flags.DEFINE_bool(
+    "strict_utf8",
+    False,
+    "Stop at bytes that are not UTF-8 instead of dropping them (dropped bytes are counted in "
+    "a warning per file).",
+)
 flags.DEFINE_integer(
     "min_count", 10, "Lower bound of the learner's frequency threshold (tensorflow-text's)."
 )
@@ -32,7 +38,8 @@ flags.DEFINE_integer(
 def main(argv: list[str]) -> None:
     del argv
     cli.require(FLAGS, "input_file", "output_file")
-    counts = count_words(expand_input_files(FLAGS.input_file), FLAGS.do_lower_case)
+    input_files = expand_input_files(FLAGS.input_file)
+    counts = count_words(input_files, FLAGS.do_lower_case, FLAGS.strict_utf8)
     logging.info("Counted %d distinct words", len(counts))
     vocab = build_vocab(counts, FLAGS.vocab_size, lower_thresh=FLAGS.min_count)
     atomic_write_text(FLAGS.output_file, "".join(token + "\n" for token in vocab))

@@ -163,7 +163,7 @@ def warn_of_dropped_bytes(path: str | os.PathLike, dropped: int) -> None:
     if dropped:
         logger.warning(
             "%s: %d byte(s) that are not UTF-8 were dropped, as the original does (a latin-1 "
-            "'Caf\\xe9' reads as 'Caf'); --strict_utf8 makes this an error",
+            "'Caf\\xe9' reads as 'Caf'); the data scripts' --strict_utf8 makes this an error",
             os.fspath(path),
             dropped,
         )

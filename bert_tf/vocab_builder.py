@@ -30,12 +30,15 @@ def reserved_tokens(vocab_size: int) -> list[str]:
     return head
 
 
-def count_words(input_files: Iterable[str], do_lower_case: bool) -> collections.Counter:
-    """How often each basic token (the original's whitespace/punctuation split) occurs."""
+def count_words(
+    input_files: Iterable[str], do_lower_case: bool, strict_utf8: bool = False
+) -> collections.Counter:
+    """How often each basic token (the original's whitespace/punctuation split) occurs; bytes
+    that are not UTF-8 are dropped with a warning, or with `strict_utf8` an `InputError`."""
     tokenizer = BasicTokenizer(do_lower_case=do_lower_case)
     counts: collections.Counter = collections.Counter()
     for path in input_files:
-        for line in read_lines(path):
+        for line in read_lines(path, strict_utf8):
             counts.update(tokenizer.tokenize(line))
     return counts
 
