@@ -9,6 +9,7 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.pretraining.input_pipeline import naming_damaged_records
 from bert_tf.tfrecord import (
     TFRecordWriter,
     count_complete_records,
@@ -83,3 +84,15 @@ def test_a_file_that_is_not_records_is_named_as_such(tmp_path):
     path.write_text("not a record file\n" * 10)
     with pytest.raises(InputError, match=f"{path} is not a TFRecord file \\(its first record"):
         count_complete_records(str(path))
+
+
+def test_a_changed_byte_found_while_training_is_one_line_naming_the_files(tmp_path):
+    path = _records_file(tmp_path)
+    data = bytearray(path.read_bytes())
+    data[-6] ^= 0xFF  # inside the last record's data: the walk passes, the checksum does not
+    path.write_bytes(bytes(data))
+    assert count_complete_records(str(path)) == 5
+    with pytest.raises(InputError, match=f"--input_file: a record in {path} is damaged \\("):
+        with naming_damaged_records("--input_file", [str(path)]):
+            for _ in tf.data.TFRecordDataset(str(path)):
+                pass
