@@ -1,0 +1,190 @@
+"""The README's examples run as written: after command 1 (the quickstart), every `bash` block of
+README.md, in order, in a fresh clone of the committed repository (slow). A block that cannot
+run here is marked in the README itself, on the line before it:
+`<!-- not run by tests/test_readme.py: the reason -->`.
+
+The fast checks: every flag of a README command is one its script defines (a typo fails here in
+a second, not after the quickstart), and every command that takes a pre-trained model starts
+from its weights.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import re
+import shlex
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+from conftest import FIXTURES, REPO, SCRIPT_ENV
+
+SKIP_MARKER = re.compile(r"^<!-- not run by tests/test_readme\.py: (.+) -->$", re.M)
+# Every flag of the top-level scripts, as tests/test_flags.py checks them against the scripts.
+RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
+# Flags that scripts/*.py define by hand (absl or argparse), read from their source.
+DEFINED_FLAG = re.compile(r"""(?:DEFINE_\w+\(\s*|add_argument\(\s*)["'](?:--)?(\w+)["']""")
+# The commands that load a pre-trained model: without --init_checkpoint they silently train
+# from random weights.
+TAKES_A_MODEL = {
+    "run_pretraining",
+    "run_classifier",
+    "run_squad",
+    "run_ner",
+    "run_swag",
+    "extract_features",
+}
+# What the quickstart leaves behind, to reuse instead of running it again (minutes): set it to
+# an earlier run's output folder (scripts/quickstart.sh's OUT).
+QUICKSTART_OUT = "BERT_TF_README_QUICKSTART_OUT"
+
+
+@dataclasses.dataclass
+class Block:
+    line: int  # README.md's line of the block's opening fence
+    text: str
+    skip: str | None  # the README's reason not to run it
+
+
+@dataclasses.dataclass
+class Command:
+    script: str  # "run_squad.py", "scripts/swag_sample.py"
+    flags: list[str]  # the names, without "--"
+    line: int
+
+
+def readme_blocks(text: str) -> list[Block]:
+    """The ```bash blocks of a Markdown text, each with the skip marker on its line before."""
+    lines = text.splitlines()
+    blocks = []
+    start = None
+    for number, line in enumerate(lines, 1):
+        if start is None and line.strip() == "```bash":
+            start = number
+        elif start is not None and line.strip() == "```":
+            before = lines[start - 2].strip() if start > 1 else ""
+            marker = SKIP_MARKER.fullmatch(before)
+            blocks.append(Block(start, "\n".join(lines[start : number - 1]), marker and marker[1]))
+            start = None
+    return blocks
+
+
+def block_commands(block: Block) -> list[Command]:
+    """The `python SCRIPT.py --flag...` commands of a block (continued lines joined)."""
+    lines = block.text.replace("\\\n", " ").splitlines()
+    commands = []
+    pending = ""
+    for line in lines:
+        pending = f"{pending}\n{line}" if pending else line
+        lexer = shlex.shlex(pending, posix=True, punctuation_chars=True)
+        lexer.whitespace_split = True
+        try:
+            tokens = list(lexer)
+        except ValueError:  # a quote that a later line closes
+            continue
+        pending = ""
+        for i, token in enumerate(tokens[:-1]):
+            if token in ("python", "python3") and tokens[i + 1].endswith(".py"):
+                flags = []
+                for arg in tokens[i + 2 :]:
+                    if not arg.startswith("-"):
+                        if set(arg) <= set("&|;<>()"):
+                            break
+                        continue
+                    flags.append(arg.lstrip("-").split("=", 1)[0])
+                commands.append(Command(tokens[i + 1], flags, block.line))
+    return commands
+
+
+def script_flags(script: str) -> set[str]:
+    """The flags a script defines (absl booleans also as `no<name>`)."""
+    name = Path(script).stem
+    if Path(script).parent == Path(".") and name in RECORDED_FLAGS:
+        recorded = RECORDED_FLAGS[name]
+        negated = {f"no{flag}" for flag, spec in recorded.items() if spec[0] == "bool"}
+        return set(recorded) | negated
+    source = REPO / script
+    assert source.is_file(), f"the README runs {script}, which does not exist"
+    return set(DEFINED_FLAG.findall(source.read_text()))
+
+
+README_BLOCKS = readme_blocks((REPO / "README.md").read_text())
+README_COMMANDS = [command for block in README_BLOCKS for command in block_commands(block)]
+
+
+def test_the_readme_runs_the_scripts_it_describes():
+    scripts = {command.script for command in README_COMMANDS}
+    assert {f"{name}.py" for name in TAKES_A_MODEL} | {"create_pretraining_data.py"} <= scripts
+
+
+@pytest.mark.parametrize(
+    "command", README_COMMANDS, ids=[f"{c.script}@{c.line}" for c in README_COMMANDS]
+)
+def test_every_flag_of_a_readme_command_exists(command):
+    unknown = set(command.flags) - script_flags(command.script)
+    assert not unknown, f"README.md line {command.line}: {command.script} has no --{unknown}"
+
+
+@pytest.mark.parametrize(
+    "command",
+    [c for c in README_COMMANDS if Path(c.script).stem in TAKES_A_MODEL],
+    ids=lambda c: f"{c.script}@{c.line}",
+)
+def test_every_readme_command_that_takes_a_model_starts_from_its_weights(command):
+    assert "init_checkpoint" in command.flags, f"README.md line {command.line}"
+
+
+def test_skip_markers_stand_just_before_a_bash_block():
+    markers = SKIP_MARKER.findall((REPO / "README.md").read_text())
+    assert sorted(markers) == sorted(block.skip for block in README_BLOCKS if block.skip)
+
+
+@pytest.mark.slow
+def test_the_readme_examples_run_as_written(tmp_path):
+    """Command 1's quickstart, then the README's blocks in order, each in its own `bash` with
+    `set -euo pipefail` and the variables the blocks before it exported. Paths under /tmp/ are
+    moved into tmp_path (the blocks' outputs would otherwise meet an earlier run's, which a
+    rerun resumes from)."""
+    clone = tmp_path / "bert_tf"
+    head = subprocess.run(
+        ["git", "-C", str(REPO), "rev-parse", "HEAD"], capture_output=True, text=True, check=True
+    ).stdout.strip()
+    subprocess.run(["git", "clone", "--quiet", "--no-checkout", str(REPO), str(clone)], check=True)
+    subprocess.run(["git", "-C", str(clone), "checkout", "--quiet", head], check=True)
+    env = {**SCRIPT_ENV, "PYTHONPATH": str(clone)}  # the clone's bert_tf, as `pip install -e`
+    blocks = readme_blocks((clone / "README.md").read_text())
+    assert "bash scripts/quickstart.sh" in blocks[0].text, "command 1 is the quickstart"
+
+    if os.environ.get(QUICKSTART_OUT):
+        (clone / "output").mkdir()
+        (clone / "output" / "quickstart").symlink_to(Path(os.environ[QUICKSTART_OUT]).resolve())
+    else:
+        run_bash("bash scripts/quickstart.sh", clone, env, "command 1 (the quickstart)", 3600)
+
+    scratch = tmp_path / "tmp"
+    scratch.mkdir()
+    exports = tmp_path / "exports.sh"
+    exports.write_text("")
+    for block in blocks:
+        if block.skip:
+            continue
+        text = block.text.replace("/tmp/", f"{scratch}/")
+        script = f"source {exports}\nset -euo pipefail\n{text}\nexport -p >{exports}\n"
+        run_bash(script, clone, env, f"README.md line {block.line}", 1800)
+
+
+def run_bash(script: str, cwd: Path, env: dict, name: str, timeout: float) -> None:
+    """Runs `script` with bash in `cwd`; fails with `name` and the output's tail."""
+    start = time.monotonic()
+    result = subprocess.run(
+        ["bash", "-c", script], cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout
+    )
+    print(f"{name}: {time.monotonic() - start:.0f} s")
+    assert result.returncode == 0, (
+        f"{name} failed (exit {result.returncode}):\n{script}\n"
+        + result.stdout[-2000:]
+        + result.stderr[-4000:]
+    )
