@@ -270,6 +270,7 @@ def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
     assert message in line, line
 
 
+@pytest.mark.slow  # over a minute: 2 learning rates x 2 restarts of fine-tuning
 def test_the_paper_search_summarizes_learning_rates_and_restarts(setup, tmp_path):
     bert_dir = tmp_path / "bert"
     made = run_script(

@@ -266,6 +266,7 @@ def test_run_squad_trains_and_predicts_with_a_bilstm(setup, tmp_path):
     assert "exact_match" in json.loads((output_dir / "eval_results.json").read_text())
 
 
+@pytest.mark.slow  # about a minute: the whole Table 2 pipeline
 def test_paper_table_2_script_runs_small(tmp_path):
     squad_dir = REPO.parent / "shared" / "data" / "squad"
     if not (squad_dir / "dev-v1.1.json").is_file():

@@ -166,7 +166,8 @@ def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
     assert not (tmp_path / "out" / "eval_results.txt").exists()
 
 
-def test_paper_table_4_script_runs_small(tmp_path):  # about 45 s on 2 cores
+@pytest.mark.slow  # about 2 minutes on 2 cores: the whole Table 4 pipeline
+def test_paper_table_4_script_runs_small(tmp_path):
     script = ("scripts/paper/swag_table4.sh", "small", str(tmp_path / "out"))
     result = succeeded(run_script(*script, timeout=600, program="bash"))
     results = dict(
