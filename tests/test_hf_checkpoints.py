@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 
 import keras
 import numpy as np
 import pytest
-from conftest import SAMPLE_DATA, error_line, run_script, succeeded, tiny_config_dict
+from conftest import error_line, run_script, succeeded, tiny_config_dict
 from safetensors.numpy import load_file, save_file
 
 from bert_tf.checkpoints import (
@@ -33,7 +34,9 @@ from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 
-VOCAB = SAMPLE_DATA / "vocab.txt"
+# The tokens these tests' texts need; the models' vocab_size (tiny_config_dict's 99) covers them.
+# (Not the released 30,522: a small vocabulary keeps the models and their files small.)
+TOKENS = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", "hello", "world"]
 # Every head, as our class -> (constructor, whether Hugging Face's class has the pooler).
 MODELS = {
     "BertModel": (BertEncoder, {}),
@@ -47,7 +50,14 @@ WITHOUT_POOLER = ("BertForTokenClassification", "BertForQuestionAnswering")
 
 
 def config(**overrides) -> BertConfig:
-    return BertConfig(**tiny_config_dict(vocab_size=30522, **overrides))
+    return BertConfig(**tiny_config_dict(**overrides))
+
+
+def tiny_vocab(folder) -> str:
+    """`folder`/vocab.txt of `TOKENS`; its path."""
+    path = folder / "vocab.txt"
+    path.write_text("".join(f"{token}\n" for token in TOKENS))
+    return str(path)
 
 
 def random_model(arch: str, seed: int = 1):
@@ -66,8 +76,10 @@ def values(model) -> dict[str, np.ndarray]:
 
 
 def write_hf(model, directory, labels=None) -> None:
+    """`model` as a Hugging Face directory, with a vocab.txt of `TOKENS`."""
     directory.mkdir(parents=True, exist_ok=True)
-    write_hf_directory(ModelDirectory(model, str(VOCAB), True, labels), str(directory))
+    vocab = tiny_vocab(directory.parent)
+    write_hf_directory(ModelDirectory(model, vocab, True, labels), str(directory))
 
 
 def test_names_translate_both_ways():
@@ -174,7 +186,7 @@ def test_fine_tuned_output_dir_converts_with_its_head_and_labels(tmp_path):
     output_dir.mkdir()
     tf.train.Checkpoint(model=model, encoder=model.encoder).write(str(output_dir / "ckpt-7"))
     (output_dir / "checkpoint").write_text('model_checkpoint_path: "ckpt-7"\n')
-    write_task_model_files(str(output_dir), model, str(VOCAB), do_lower_case=False)
+    write_task_model_files(str(output_dir), model, tiny_vocab(tmp_path), do_lower_case=False)
     (output_dir / "labels.txt").write_text("O\nB-PER\nI-PER\nB-LOC\nI-LOC\n")
     convert_checkpoint(str(output_dir), str(tmp_path / "hf"))
     hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
@@ -277,7 +289,7 @@ def test_convert_checkpoint_script_both_ways(tmp_path):
     (tmp_path / "original").mkdir()
     model.config.to_json_file(tmp_path / "original" / "bert_config.json")
     save_original_checkpoint(model, tmp_path / "original" / "bert_model.ckpt")
-    (tmp_path / "original" / "vocab.txt").write_bytes(VOCAB.read_bytes())
+    tiny_vocab(tmp_path / "original")
     script = "scripts/convert_checkpoint.py"
     succeeded(run_script(script, f"--input={tmp_path / 'original'}", f"--output={tmp_path / 'hf'}"))
     assert sorted(p.name for p in (tmp_path / "hf").iterdir()) == [
@@ -324,41 +336,39 @@ def test_casing_is_checked_against_tokenizer_config(tmp_path):
 
 # With transformers and torch installed (`pip install -e .[hf]`): their classes compute what ours
 # do on the converted weights. They run in a process of their own: torch and TensorFlow loaded
-# in one process can crash it (conflicting native libraries).
+# in one process can crash it (conflicting native libraries). One process runs every comparison:
+# starting torch and transformers is most of these tests' time.
 
 TRANSFORMERS_SIDE = r"""
-import sys, numpy as np, torch, transformers
-command, directory, arch = sys.argv[1:4]
-if command == "make":  # a random BertForPreTraining, saved as transformers saves it
-    torch.manual_seed(0)
-    config = transformers.BertConfig(**eval(sys.argv[4]))
-    transformers.BertForPreTraining(config).save_pretrained(directory, safe_serialization=True)
-    sys.exit()
-inputs = dict(np.load(directory + "/inputs.npz"))
-model = getattr(transformers, arch).from_pretrained(directory).eval()
-with torch.no_grad():
-    out = model(
-        input_ids=torch.tensor(inputs["input_ids"], dtype=torch.long),
-        attention_mask=torch.tensor(inputs["input_mask"], dtype=torch.long),
-        token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
-        output_hidden_states=True,
-    )
-names = ("logits", "start_logits", "end_logits", "prediction_logits", "seq_relationship_logits")
-arrays = {n: getattr(out, n).numpy() for n in names if getattr(out, n, None) is not None}
-arrays["last_hidden"] = out.hidden_states[-1].numpy()
-np.savez(directory + "/outputs.npz", **arrays)
+import json, sys, numpy as np, torch, transformers
+spec = json.loads(sys.argv[1])
+# A random BertForPreTraining, saved as transformers saves it.
+torch.manual_seed(0)
+config = transformers.BertConfig(**spec["make"]["config"])
+made = transformers.BertForPreTraining(config)
+made.save_pretrained(spec["make"]["directory"], safe_serialization=True)
+# Each directory's class on its inputs.npz, into its outputs.npz.
+for directory, arch in spec["run"]:
+    inputs = dict(np.load(directory + "/inputs.npz"))
+    model = getattr(transformers, arch).from_pretrained(directory).eval()
+    with torch.no_grad():
+        out = model(
+            input_ids=torch.tensor(inputs["input_ids"], dtype=torch.long),
+            attention_mask=torch.tensor(inputs["input_mask"], dtype=torch.long),
+            token_type_ids=torch.tensor(inputs["segment_ids"], dtype=torch.long),
+            output_hidden_states=True,
+        )
+    names = ("logits", "start_logits", "end_logits", "prediction_logits", "seq_relationship_logits")
+    arrays = {n: getattr(out, n).numpy() for n in names if getattr(out, n, None) is not None}
+    arrays["last_hidden"] = out.hidden_states[-1].numpy()
+    np.savez(directory + "/outputs.npz", **arrays)
 """
-
-
-def transformers_side(*args: str) -> None:
-    pytest.importorskip("transformers")
-    pytest.importorskip("torch")
-    succeeded(run_script("-c", TRANSFORMERS_SIDE, *map(str, args)))
+TASK_ARCHS = [arch for arch in MODELS if arch not in ("BertModel", "BertForPreTraining")]
 
 
 def random_inputs(shape) -> dict[str, np.ndarray]:
     rng = np.random.default_rng(0)
-    ids = rng.integers(0, 30522, shape).astype("int32")
+    ids = rng.integers(0, config().vocab_size, shape).astype("int32")
     mask = np.ones_like(ids)
     mask[..., -2:] = 0
     segments = np.zeros_like(ids)
@@ -366,18 +376,45 @@ def random_inputs(shape) -> dict[str, np.ndarray]:
     return {"input_ids": ids, "input_mask": mask, "segment_ids": segments}
 
 
+@pytest.fixture(scope="module")
+def transformers_outputs(tmp_path_factory):
+    """The folder of transformers' runs: BertForPreTraining/ (a random model of theirs, its
+    inputs.npz and outputs.npz) and, for each of `TASK_ARCHS`, a random model of ours written
+    as that class (its inputs.npz and their outputs.npz); and our models, by class."""
+    for package in ("transformers", "torch"):  # found, not imported: see above
+        if importlib.util.find_spec(package) is None:
+            pytest.skip(f"{package} is not installed")
+    root = tmp_path_factory.mktemp("transformers")
+    (root / "BertForPreTraining").mkdir()
+    np.savez(root / "BertForPreTraining" / "inputs.npz", **random_inputs((2, 9)))
+    ours = {}
+    for arch in TASK_ARCHS:
+        model = random_model(arch)
+        for weight in model.weights:  # BERT-sized values: random unit ones saturate everything
+            weight.assign(weight.numpy() * 0.05)
+        write_hf(model, root / arch)
+        shape = (2, 4, 9) if arch == "BertForMultipleChoice" else (2, 9)
+        np.savez(root / arch / "inputs.npz", **random_inputs(shape))
+        ours[arch] = model
+    spec = {
+        "make": {"directory": str(root / "BertForPreTraining"), "config": tiny_config_dict()},
+        "run": [[str(root / arch), arch] for arch in ["BertForPreTraining", *TASK_ARCHS]],
+    }
+    succeeded(run_script("-c", TRANSFORMERS_SIDE, json.dumps(spec)))
+    return root, ours
+
+
 def log_softmax(x: np.ndarray) -> np.ndarray:
     x = x - x.max(-1, keepdims=True)
     return x - np.log(np.exp(x).sum(-1, keepdims=True))
 
 
-def test_transformers_bert_for_pretraining_converts_to_the_same_outputs(tmp_path):
-    hf = tmp_path / "hf"
-    transformers_side("make", hf, "BertForPreTraining", repr(tiny_config_dict(vocab_size=30522)))
-    (hf / "vocab.txt").write_bytes(VOCAB.read_bytes())
-    inputs = random_inputs((2, 9))
-    np.savez(hf / "inputs.npz", **inputs)
-    transformers_side("run", hf, "BertForPreTraining")
+def test_transformers_bert_for_pretraining_converts_to_the_same_outputs(
+    transformers_outputs, tmp_path
+):
+    hf = transformers_outputs[0] / "BertForPreTraining"
+    tiny_vocab(hf)
+    inputs = dict(np.load(hf / "inputs.npz"))
     theirs = dict(np.load(hf / "outputs.npz"))
 
     convert_checkpoint(str(hf), str(tmp_path / "original"))
@@ -395,20 +432,12 @@ def test_transformers_bert_for_pretraining_converts_to_the_same_outputs(tmp_path
     assert max(differences.values()) <= 1e-5, differences
 
 
-@pytest.mark.parametrize(
-    "arch", [a for a in MODELS if a not in ("BertModel", "BertForPreTraining")]
-)
-def test_our_task_models_give_transformers_the_same_logits(arch, tmp_path):
-    model = random_model(arch)
-    for weight in model.weights:  # BERT-sized values: random unit ones saturate everything
-        weight.assign(weight.numpy() * 0.05)
-    hf = tmp_path / "hf"
-    write_hf(model, hf)
-    inputs = random_inputs((2, 4, 9) if arch == "BertForMultipleChoice" else (2, 9))
-    np.savez(hf / "inputs.npz", **inputs)
-    transformers_side("run", hf, arch)
-    theirs = dict(np.load(hf / "outputs.npz"))
-    got = model(inputs, training=False)
+@pytest.mark.parametrize("arch", TASK_ARCHS)
+def test_our_task_models_give_transformers_the_same_logits(arch, transformers_outputs):
+    root, ours = transformers_outputs
+    inputs = dict(np.load(root / arch / "inputs.npz"))
+    theirs = dict(np.load(root / arch / "outputs.npz"))
+    got = ours[arch](inputs, training=False)
     if arch == "BertForQuestionAnswering":
         pairs = [
             (got["start_logits"], theirs["start_logits"]),
