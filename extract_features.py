@@ -17,11 +17,7 @@ import os
 import tensorflow as tf
 from absl import flags
 
-from bert_tf.checkpoints import (
-    adopt_checkpoint_attention,
-    load_original_checkpoint,
-    resolve_checkpoint_path,
-)
+from bert_tf.checkpoints import adopt_checkpoint_attention, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.extract_features import (
@@ -53,7 +49,11 @@ flags.DEFINE_integer(
     "The maximum total input length after WordPiece tokenization; longer inputs are "
     "truncated, shorter ones padded.",
 )
-flags.DEFINE_string("init_checkpoint", None, "The pre-trained checkpoint (bert_model.ckpt).")
+flags.DEFINE_string(
+    "init_checkpoint",
+    None,
+    "The pre-trained checkpoint (bert_model.ckpt), or a Hugging Face BERT directory.",
+)
 flags.DEFINE_string("vocab_file", None, "The vocabulary the model was trained on.")
 flags.DEFINE_bool(
     "do_lower_case", True, "Lower-case the input: True for uncased models, False for cased ones."
@@ -119,7 +119,7 @@ def main(argv: list[str]) -> None:
     with strategy().scope():
         encoder = BertEncoder(config)
     if FLAGS.init_checkpoint:
-        load_original_checkpoint(encoder, resolve_checkpoint_path(FLAGS.init_checkpoint))
+        load_checkpoint(encoder, FLAGS.init_checkpoint)
     else:
         logging.warning("No --init_checkpoint: the features come from randomly initialized weights")
 

@@ -14,9 +14,12 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import json
 import logging
 import os
 import re
+import shutil
+from collections.abc import Callable, Collection
 
 import keras
 import numpy as np
@@ -24,7 +27,12 @@ import tensorflow as tf
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text, remove_stale_temporaries, temporary_prefix
+from bert_tf.fileio import (
+    atomic_open,
+    atomic_write_text,
+    remove_stale_temporaries,
+    temporary_prefix,
+)
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.task_model import BertTaskModel
@@ -193,35 +201,50 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
     """
     prefix = resolve_checkpoint_path(checkpoint)
     reader = tf.train.load_checkpoint(prefix)
-    shapes = reader.get_variable_to_shape_map()
-    table = original_variable_names(model)
+    return load_named_tensors(model, prefix, reader.get_variable_to_shape_map(), reader.get_tensor)
 
+
+def load_named_tensors(
+    model: keras.Model,
+    source: str,
+    shapes: dict[str, list[int]],
+    read: Callable[[str], np.ndarray],
+    optional: Collection[str] = (),
+) -> LoadReport:
+    """Assigns `read(name)` to `model`'s variable of each original name in `shapes`, as
+    `load_original_checkpoint` describes; `optional` names may be missing too (they keep their
+    initial values). `source` names the checkpoint in errors and log lines."""
+    table = original_variable_names(model)
     skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
     unexpected = sorted(set(shapes) - set(table) - set(skipped))
-    missing_heads = _missing_heads(model, table, shapes, prefix)
-    to_load = {name: variable for name, variable in table.items() if name not in missing_heads}
+    missing_optional = sorted(set(optional) & set(table) - set(shapes))
+    present = {name: shape for name, shape in shapes.items() if name not in missing_optional}
+    missing_heads = _missing_heads(model, table, {**present, **dict.fromkeys(optional)}, source)
+    left_out = set(missing_heads) | set(missing_optional)
+    to_load = {name: variable for name, variable in table.items() if name not in left_out}
     # Every shape is checked before any value is assigned: a failed load changes nothing.
     for name, variable in to_load.items():
         if list(shapes[name]) != list(variable.shape):
             raise InputError(
-                f"{prefix}: variable {name} has shape {list(shapes[name])} in the checkpoint "
+                f"{source}: variable {name} has shape {list(shapes[name])} in the checkpoint "
                 f"but the model built from the config needs {list(variable.shape)}; "
                 f"does bert_config.json belong to this checkpoint?"
             )
     for name, variable in to_load.items():
-        variable.assign(reader.get_tensor(name).astype(variable.dtype))
+        variable.assign(np.asarray(read(name)).astype(variable.dtype))
     loaded = list(to_load)
 
-    if missing_heads:
+    missing = sorted(left_out)
+    if missing:
         logger.log(
             logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
             "%s has no %s; they keep their initial values",
-            prefix,
-            _listing(missing_heads),
+            source,
+            _listing(missing),
         )
     if unexpected:
-        logger.info("%s: not loaded (not in the model): %s", prefix, _listing(unexpected))
-    return LoadReport(loaded=loaded, missing=missing_heads, unexpected=unexpected, skipped=skipped)
+        logger.info("%s: not loaded (not in the model): %s", source, _listing(unexpected))
+    return LoadReport(loaded=loaded, missing=missing, unexpected=unexpected, skipped=skipped)
 
 
 def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.PathLike) -> str:
@@ -232,12 +255,22 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
     Files are written under a temporary prefix and renamed, so a crash leaves no partial
     checkpoint under the real name. Returns the prefix.
     """
+    table = original_variable_names(model)
+    return write_original_checkpoint(
+        {name: keras.ops.convert_to_numpy(variable) for name, variable in table.items()},
+        checkpoint_prefix,
+    )
+
+
+def write_original_checkpoint(
+    tensors: dict[str, np.ndarray], checkpoint_prefix: str | os.PathLike
+) -> str:
+    """Writes `tensors` (original name -> value) as `save_original_checkpoint` does."""
     prefix = os.fspath(checkpoint_prefix)
     directory = os.path.dirname(prefix) or "."
     os.makedirs(directory, exist_ok=True)
-    table = original_variable_names(model)
-    names = sorted(table)
-    tensors = [tf.constant(np.asarray(keras.ops.convert_to_numpy(table[n]))) for n in names]
+    names = sorted(tensors)
+    values = [tf.constant(np.asarray(tensors[name])) for name in names]
 
     remove_stale_temporaries(prefix)
     tmp_prefix = temporary_prefix(prefix)
@@ -247,7 +280,7 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
             prefix=tmp_prefix,
             tensor_names=names,
             shape_and_slices=[""] * len(names),
-            tensors=tensors,
+            tensors=values,
         )
         # The index is what makes a checkpoint visible, so it moves into place last.
         os.replace(tmp_prefix + data_suffix, prefix + data_suffix)
@@ -270,14 +303,21 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
 
 def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
     """Loads `model` (a `BertEncoder`, `BertPretrainer` or fine-tuning `BertTaskModel`)
-    from either kind of checkpoint: the original's names (see `load_original_checkpoint`) or a
+    from any kind of checkpoint: the original's names (see `load_original_checkpoint`), a
     bert_tf training checkpoint (`ckpt-<step>`, or its directory; a fine-tuning model takes
-    its encoder from it).
-    Optimizer state is not loaded. Returns the prefix.
+    its encoder from it), or a Hugging Face BERT directory (config.json and model.safetensors;
+    see `bert_tf.hf_checkpoints.load_hf_checkpoint`).
+    Optimizer state is not loaded. Returns the prefix (the directory for Hugging Face's).
 
     Raises:
         InputError: no checkpoint there, or its variables do not fit the model.
     """
+    # Imported here: hf_checkpoints builds on this module's name table.
+    from bert_tf import hf_checkpoints
+
+    if hf_checkpoints.is_hf_directory(checkpoint):
+        hf_checkpoints.load_hf_checkpoint(model, checkpoint)
+        return os.fspath(checkpoint)
     prefix = resolve_checkpoint_path(checkpoint)
     try:
         return _load_checkpoint(model, prefix)
@@ -315,8 +355,13 @@ def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
     """The bert_config.json beside `checkpoint` if it says the model is causal, else None.
 
     run_pretraining.py writes one beside its training checkpoints and in pretrained/; a kept
-    copy (`kept/ckpt-N`) goes with its run's.
+    copy (`kept/ckpt-N`) goes with its run's. A Hugging Face directory says so in its
+    config.json (`is_decoder`).
     """
+    from bert_tf import hf_checkpoints
+
+    if hf_checkpoints.is_hf_directory(checkpoint):
+        return hf_checkpoints.left_to_right_config(checkpoint)
     checkpoint = os.fspath(checkpoint)
     directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
     directory = os.path.normpath(directory)
@@ -343,3 +388,51 @@ def adopt_checkpoint_attention(config: BertConfig, checkpoint: str | os.PathLike
         logger.info("%s: pre-trained left to right, so causal attention", causal_config)
         config = config.replace(causal_attention=True)
     return config
+
+
+# What the fine-tuning scripts write beside their checkpoints, so that a fine-tuned output_dir
+# is a model directory on its own (as pretrained/ is): bert_config.json and vocab.txt, and the
+# task model's class and settings (its Keras config) with the casing it was trained with.
+TASK_MODEL_FILE = "task_model.json"
+
+
+def write_task_model_files(
+    output_dir: str, model: BertTaskModel, vocab_file: str, do_lower_case: bool
+) -> None:
+    """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` into `output_dir`."""
+    model.config.to_json_file(os.path.join(output_dir, "bert_config.json"))
+    with (
+        open(vocab_file, "rb") as source,
+        atomic_open(os.path.join(output_dir, "vocab.txt"), "wb") as target,
+    ):
+        shutil.copyfileobj(source, target)
+    description = {
+        "model": keras.saving.serialize_keras_object(model),
+        "do_lower_case": do_lower_case,
+    }
+    atomic_write_text(
+        os.path.join(output_dir, TASK_MODEL_FILE), json.dumps(description, indent=2) + "\n"
+    )
+
+
+def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
+    """The task model that `directory`'s `TASK_MODEL_FILE` describes (newly initialized) and
+    the casing it was trained with.
+
+    Raises:
+        InputError: the file is not such a description.
+    """
+    import bert_tf.modeling.span_labeler  # noqa: F401  (registers the task models' classes)
+    import bert_tf.modeling.token_classifier  # noqa: F401
+
+    path = os.path.join(directory, TASK_MODEL_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            description = json.load(f)
+        model = keras.saving.deserialize_keras_object(description["model"])
+        do_lower_case = bool(description["do_lower_case"])
+    except (ValueError, KeyError, TypeError) as e:
+        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
+    if not isinstance(model, BertTaskModel):
+        raise InputError(f"{path}: describes a {type(model).__name__}, not a task model")
+    return model, do_lower_case

@@ -9,6 +9,8 @@ run_classifier.py, run_squad.py, run_ner.py and run_swag.py share, once.
    from --init_checkpoint.
 4. --do_train: the training records written by the chief (every worker waits for them), then
    trained with the original's optimizer.
+   The output_dir becomes a model directory: bert_config.json, vocab.txt and task_model.json
+   (the head and its settings) beside the checkpoints, and the task's files (its labels).
 5. --do_eval / --do_predict: each split's records (padded to whole batches), the model's
    outputs in record order, and the task's metrics and files; the metrics in
    `eval_results.txt` (or the task's results file) and TensorBoard, on the chief.
@@ -30,12 +32,13 @@ import random
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import adopt_checkpoint_attention
+from bert_tf.checkpoints import adopt_checkpoint_attention, write_task_model_files
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, check_writable_folder
 from bert_tf.input_pipeline import record_dataset
+from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
 from bert_tf.task import Predictions, Task
@@ -91,6 +94,10 @@ def run_task(task: Task) -> dict:
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     if options.do_train:
         if is_chief(strategy):
+            if isinstance(trainer.model, BertTaskModel):
+                write_task_model_files(
+                    options.output_dir, trainer.model, options.vocab_file, options.do_lower_case
+                )
             for name, text in task.model_files().items():
                 atomic_write_text(os.path.join(options.output_dir, name), text)
         path, count = _records(task, trainer, "train", features["train"])

@@ -108,8 +108,8 @@ class TrainingOptions(RuntimeOptions):
     )
     init_checkpoint: str | None = option(
         None,
-        "Initial checkpoint (usually from a pre-trained BERT model): the original format or a "
-        "bert_tf checkpoint.",
+        "Initial checkpoint (usually from a pre-trained BERT model): the original format, a "
+        "bert_tf checkpoint or a Hugging Face BERT directory (config.json, model.safetensors).",
     )
     max_seq_length: int = option(
         128, "The maximum total input sequence length after WordPiece tokenization.", positive

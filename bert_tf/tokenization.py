@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import collections
 import functools
+import json
 import os
 import re
 import unicodedata
@@ -57,9 +58,20 @@ _CHAR_CACHE_SIZE = 1 << 16
 def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str | None) -> None:
     """Raise if `do_lower_case` contradicts the casing of a known released checkpoint.
 
-    Checkpoints with a name we do not recognise (or no checkpoint) are accepted silently.
+    Checkpoints with a name we do not recognise (or no checkpoint) are accepted silently. A
+    Hugging Face directory says its casing in tokenizer_config.json.
     """
     if not init_checkpoint:
+        return
+    tokenizer_config = os.path.join(init_checkpoint, "tokenizer_config.json")
+    if os.path.isfile(tokenizer_config):
+        with open(tokenizer_config, encoding="utf-8") as f:
+            expected = json.load(f).get("do_lower_case")
+        if expected is not None and bool(expected) != do_lower_case:
+            raise InputError(
+                f"--do_lower_case={do_lower_case} does not match --init_checkpoint="
+                f"{init_checkpoint}: its tokenizer_config.json says do_lower_case={expected}"
+            )
         return
     match = _CHECKPOINT_NAME_RE.match(init_checkpoint)
     if match is None:

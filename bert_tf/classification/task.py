@@ -24,7 +24,7 @@ from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning import run_task
-from bert_tf.task import Predictions, Task
+from bert_tf.task import LABELS_FILE, Predictions, Task
 
 
 class GlueTask(Task):
@@ -44,6 +44,11 @@ class GlueTask(Task):
     @property
     def labels(self) -> list[str] | None:
         return None if self.processor.is_regression else self.processor.get_labels()
+
+    def model_files(self) -> dict[str, str]:
+        if not self.labels:  # regression (STS-B): one output, no label
+            return {}
+        return {LABELS_FILE: "".join(f"{label}\n" for label in self.labels)}
 
     def prediction_splits(self) -> dict[str, int]:
         # MNLI's Dev and test sets come matched and mismatched.

@@ -18,6 +18,7 @@ from collections.abc import Iterable, Sequence
 
 from bert_tf.errors import InputError
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
+from bert_tf.task import LABELS_FILE
 from bert_tf.tfds import load_prepared
 
 DOCSTART = "-DOCSTART-"
@@ -28,9 +29,6 @@ SPLIT_FILES = {
     "dev": ("valid.txt", "dev.txt", "eng.testa"),
     "test": ("test.txt", "eng.testb"),
 }
-
-# The label set, kept with a trained model in its output_dir.
-LABELS_FILE = "labels.txt"
 
 
 @dataclasses.dataclass

@@ -57,8 +57,8 @@ class PretrainingOptions(TrainingOptions, EvalOptions):
     )
     init_checkpoint: str | None = redefault(
         None,
-        "Initial checkpoint (usually from a pre-trained BERT model): the original format or a "
-        "bert_tf training checkpoint.",
+        "Initial checkpoint (usually from a pre-trained BERT model): the original format, a "
+        "bert_tf training checkpoint or a Hugging Face BERT directory.",
     )
     max_seq_length: int = redefault(
         128,

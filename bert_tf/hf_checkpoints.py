@@ -1,0 +1,631 @@
+"""Hugging Face BERT checkpoints (config.json, model.safetensors, vocab.txt), read and written.
+
+The name table is the original's (`bert_tf.checkpoints.original_variable_names`) with a
+translation of each original TF1 name into Hugging Face's module path, so the two formats
+share one correspondence with our Keras variables:
+
+    bert/encoder/layer_3/attention/self/query/kernel <-> encoder.layer.3.attention.self.query.weight
+    bert/embeddings/LayerNorm/gamma <-> embeddings.LayerNorm.weight (in older files .gamma)
+    cls/squad/output_weights <-> qa_outputs.weight
+
+The encoder's names carry a `bert.` prefix in every class but `BertModel`. A Dense `kernel` is
+[in, out] and a torch Linear `weight` [out, in], so kernels are transposed; the heads'
+`output_weights` already have the [out, in] layout and are not. The masked-LM decoder is the
+word-embedding table (tied), so `cls.predictions.decoder.weight` is not a weight of its own.
+
+Weights are read and written with `safetensors.numpy` only: no torch, no pickle. Every name and
+shape is checked before anything is assigned or written.
+
+    load_hf_checkpoint(BertEncoder(config), "bert-base-uncased/")
+    convert_checkpoint("bert-base-uncased/", "uncased_L-12_H-768_A-12/")   # -> original format
+    convert_checkpoint("output/mrpc/", "mrpc_hf/")                         # -> Hugging Face
+"""
+
+from __future__ import annotations
+
+import contextlib
+import dataclasses
+import glob
+import json
+import logging
+import os
+import re
+import shutil
+import tempfile
+from collections.abc import Mapping
+
+import keras
+import numpy as np
+import tensorflow as tf
+from safetensors import SafetensorError, safe_open
+from safetensors.numpy import save_file
+
+from bert_tf import checkpoints
+from bert_tf.checkpoints import (
+    HEAD_SCOPES,
+    LoadReport,
+    load_named_tensors,
+    original_variable_names,
+)
+from bert_tf.config import KNOWN_KEYS, BertConfig
+from bert_tf.errors import InputError, first_line
+from bert_tf.fileio import atomic_write_text, temporary_prefix
+from bert_tf.modeling.classifier import BertClassifier
+from bert_tf.modeling.encoder import BertEncoder
+from bert_tf.modeling.multiple_choice import BertMultipleChoice
+from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.modeling.span_labeler import BertSpanLabeler
+from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.task import LABELS_FILE
+from bert_tf.tokenization import load_vocab
+
+logger = logging.getLogger(__name__)
+
+CONFIG_FILE = "config.json"
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+
+# Our model class -> the Hugging Face class with the same head.
+ARCHITECTURES = {
+    BertEncoder: "BertModel",
+    BertPretrainer: "BertForPreTraining",
+    BertClassifier: "BertForSequenceClassification",
+    BertTokenClassifier: "BertForTokenClassification",
+    BertSpanLabeler: "BertForQuestionAnswering",
+    BertMultipleChoice: "BertForMultipleChoice",
+}
+# Hugging Face builds these without the pooler (`add_pooling_layer=False`).
+WITHOUT_POOLER = ("BertForMaskedLM", "BertForTokenClassification", "BertForQuestionAnswering")
+POOLER_NAMES = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+NEXT_SENTENCE_NAMES = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
+
+# Whole tensors whose names do not follow the scope rule below (original -> Hugging Face).
+_TENSORS = {
+    "bert/embeddings/word_embeddings": "embeddings.word_embeddings.weight",
+    "bert/embeddings/token_type_embeddings": "embeddings.token_type_embeddings.weight",
+    "bert/embeddings/position_embeddings": "embeddings.position_embeddings.weight",
+    "cls/predictions/output_bias": "cls.predictions.bias",
+    "cls/seq_relationship/output_weights": "cls.seq_relationship.weight",
+    "cls/seq_relationship/output_bias": "cls.seq_relationship.bias",
+    f"{HEAD_SCOPES['classifier']}output_weights": "classifier.weight",
+    f"{HEAD_SCOPES['classifier']}output_bias": "classifier.bias",
+    f"{HEAD_SCOPES['squad']}output_weights": "qa_outputs.weight",
+    f"{HEAD_SCOPES['squad']}output_bias": "qa_outputs.bias",
+}
+_TENSORS_BACK = {hf: original for original, hf in _TENSORS.items()}
+# A Dense or LayerNorm variable, by its last name part: original -> Hugging Face.
+_PARAMETERS = {"kernel": "weight", "bias": "bias", "gamma": "weight", "beta": "bias"}
+# Hugging Face files that are not weights: the position-id buffer older versions saved, and
+# the masked-LM decoder (tied to the word embeddings; its bias is cls.predictions.bias).
+_NOT_WEIGHTS = re.compile(r"(^|\.)embeddings\.position_ids$|^cls\.predictions\.decoder\.")
+_ENCODER_SCOPES = ("embeddings.", "encoder.", "pooler.")
+
+
+def hf_name(original: str) -> tuple[str, bool]:
+    """The Hugging Face name of an original variable (without the `bert.` prefix) and whether
+    its value is transposed (a Dense kernel)."""
+    if original in _TENSORS:
+        return _TENSORS[original], False
+    scope, parameter = original.rsplit("/", 1)
+    scope = re.sub(r"/layer_(\d+)/", r"/layer.\1/", scope).removeprefix("bert/")
+    return f"{scope.replace('/', '.')}.{_PARAMETERS[parameter]}", parameter == "kernel"
+
+
+def original_name(name: str) -> tuple[str, bool] | None:
+    """The original variable name of a Hugging Face weight and whether its value is
+    transposed; None where it is not a weight (a buffer, the tied decoder); `name` itself
+    (not an original name) where it is unknown."""
+    name = name.removeprefix("bert.")
+    if _NOT_WEIGHTS.search(name):
+        return None
+    if name in _TENSORS_BACK:
+        return _TENSORS_BACK[name], False
+    scope, _, parameter = name.rpartition(".")
+    if scope.endswith("LayerNorm"):
+        parameter = {"weight": "gamma", "bias": "beta"}.get(parameter, parameter)
+    elif parameter == "weight":
+        parameter = "kernel"
+    scope = re.sub(r"\.layer\.(\d+)\.", r".layer_\1.", scope).replace(".", "/")
+    if name.startswith(_ENCODER_SCOPES):
+        scope = "bert/" + scope
+    return f"{scope}/{parameter}", parameter == "kernel"
+
+
+def architecture(model: keras.Model) -> str:
+    """The Hugging Face class of `model` (see `ARCHITECTURES`).
+
+    Raises:
+        InputError: a model Hugging Face's BERT classes have no place for (a BiLSTM head,
+            a feature-based tagger).
+    """
+    for setting in ("bilstm_units", "feature_based"):
+        if getattr(model, setting, None):
+            raise InputError(
+                f"{type(model).__name__} with {setting}={getattr(model, setting)!r} has layers "
+                "that Hugging Face's BERT classes do not have; only the original heads convert"
+            )
+    return ARCHITECTURES[type(model)]
+
+
+def hf_variable_names(model: keras.Model) -> dict[str, tuple[keras.Variable, bool]]:
+    """The name table in Hugging Face's names: name -> (the model's variable, transposed?),
+    for the class `architecture(model)` (no pooler where that class has none)."""
+    arch = architecture(model)
+    prefix = "" if arch == "BertModel" else "bert."
+    table = {}
+    for original, variable in original_variable_names(model).items():
+        if arch in WITHOUT_POOLER and original in POOLER_NAMES:
+            continue
+        name, transposed = hf_name(original)
+        table[(prefix if name.startswith(_ENCODER_SCOPES) else "") + name] = (variable, transposed)
+    return table
+
+
+# The config. ---------------------------------------------------------------------------------
+
+# hidden_act: Hugging Face's name -> ours ("gelu" is the exact erf form in both).
+_HIDDEN_ACTS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "relu": "relu",
+    "tanh": "tanh",
+}
+LAYER_NORM_EPSILON = 1e-12
+
+
+def bert_config_from_hf(values: Mapping, source: str) -> BertConfig:
+    """Our `BertConfig` of a Hugging Face config.json (its other keys, which describe the
+    library rather than the network, are dropped; `is_decoder` is `causal_attention`).
+
+    Raises:
+        InputError: a BERT our layers do not compute (another model_type, relative positions,
+            another LayerNorm epsilon or activation), naming the key and its value.
+    """
+    checks = {
+        "model_type": ("bert",),
+        "position_embedding_type": ("absolute",),
+        "layer_norm_eps": (LAYER_NORM_EPSILON,),
+        "hidden_act": tuple(_HIDDEN_ACTS),
+        "add_cross_attention": (False,),
+    }
+    for key, expected in checks.items():
+        if key in values and values[key] not in expected:
+            raise InputError(
+                f"{source}: {key}={values[key]!r}, expected {' or '.join(map(repr, expected))}"
+            )
+    known = {key: values[key] for key in KNOWN_KEYS if key in values}
+    known["hidden_act"] = _HIDDEN_ACTS[values.get("hidden_act", "gelu")]
+    if values.get("is_decoder"):
+        known["causal_attention"] = True
+    return BertConfig.from_dict(known, source=source)
+
+
+def hf_config(
+    config: BertConfig, arch: str, labels: list[str] | None = None, regression: bool = False
+) -> dict:
+    """Hugging Face's config.json of `config` for the class `arch`, with `labels` as
+    id2label/label2id (a classifier's or tagger's outputs)."""
+    values = {"architectures": [arch], "model_type": "bert"}
+    values.update({key: getattr(config, key) for key in KNOWN_KEYS})
+    values["hidden_act"] = {"gelu_tanh": "gelu_new"}.get(config.hidden_act, config.hidden_act)
+    values.update(
+        layer_norm_eps=LAYER_NORM_EPSILON,
+        position_embedding_type="absolute",
+        pad_token_id=0,
+        is_decoder=config.causal_attention,
+    )
+    if labels:
+        values["id2label"] = {str(i): label for i, label in enumerate(labels)}
+        values["label2id"] = {label: i for i, label in enumerate(labels)}
+    if regression:
+        values["num_labels"] = 1
+        values["problem_type"] = "regression"
+    return values
+
+
+# Reading a Hugging Face directory. -----------------------------------------------------------
+
+
+def is_hf_directory(path: str | os.PathLike) -> bool:
+    """A directory with Hugging Face's config.json (and no original bert_config.json)."""
+    path = os.fspath(path)
+    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and not os.path.isfile(
+        os.path.join(path, "bert_config.json")
+    )
+
+
+def read_hf_config(directory: str) -> BertConfig:
+    path = os.path.join(directory, CONFIG_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            values = json.load(f)
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(values, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return bert_config_from_hf(values, path)
+
+
+def left_to_right_config(directory: str | os.PathLike) -> str | None:
+    """`directory`'s config.json if it says the model is causal (`is_decoder`), else None."""
+    path = os.path.join(os.fspath(directory), CONFIG_FILE)
+    return path if read_hf_config(os.fspath(directory)).causal_attention else None
+
+
+class HfWeights:
+    """The weights of a Hugging Face directory: model.safetensors, or the shards that
+    model.safetensors.index.json lists; read lazily, by name.
+
+    Raises:
+        InputError: no safetensors file (a pytorch_model.bin is refused: reading it would
+            need torch and unpickling), or one that cannot be read.
+    """
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        index = os.path.join(directory, WEIGHTS_INDEX_FILE)
+        single = os.path.join(directory, WEIGHTS_FILE)
+        if os.path.isfile(single):
+            files = [single]
+        elif os.path.isfile(index):
+            with open(index, encoding="utf-8") as f:
+                weight_map = json.load(f).get("weight_map", {})
+            files = [os.path.join(directory, name) for name in sorted(set(weight_map.values()))]
+        else:
+            files = sorted(glob.glob(os.path.join(glob.escape(directory), "*.safetensors")))
+        if not files:
+            pickled = [
+                name
+                for name in ("pytorch_model.bin", "tf_model.h5")
+                if os.path.isfile(os.path.join(directory, name))
+            ]
+            found = f"only {pickled[0]}" if pickled else "no model.safetensors"
+            raise InputError(
+                f"{directory}: {found}; bert_tf reads Hugging Face weights from safetensors "
+                "only: save them with transformers' save_pretrained(..., "
+                "safe_serialization=True), or use the Hub's 'Convert to safetensors'"
+            )
+        self.file_of: dict[str, str] = {}
+        self.shapes: dict[str, list[int]] = {}
+        for path in files:
+            with self._open(path) as f:
+                for name in f.keys():
+                    self.file_of[name] = path
+                    self.shapes[name] = list(f.get_slice(name).get_shape())
+
+    def _open(self, path: str):
+        if not os.path.isfile(path):
+            raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
+        try:
+            return safe_open(path, framework="np")
+        except (SafetensorError, OSError) as e:
+            raise InputError(f"{path}: not a readable safetensors file ({e})") from None
+
+    def read(self, name: str) -> np.ndarray:
+        with self._open(self.file_of[name]) as f:
+            try:
+                return f.get_tensor(name)
+            except (SafetensorError, TypeError, ValueError) as e:
+                # bfloat16 has no numpy dtype.
+                raise InputError(
+                    f"{self.file_of[name]}: {name} cannot be read as a numpy array ({e}); "
+                    "save the model in float32 or float16"
+                ) from None
+
+
+def _original_tensors(weights: HfWeights) -> dict[str, tuple[str, bool]]:
+    """original name -> (Hugging Face name, transposed?) for every weight in `weights`.
+
+    Raises:
+        InputError: a Hugging Face name that is not one of BERT's, naming it.
+    """
+    table = {}
+    for name in sorted(weights.shapes):
+        mapped = original_name(name)
+        if mapped is None:
+            continue
+        original, transposed = mapped
+        table[original] = (name, transposed)
+    # Files that keep only the decoder's copy of the masked-LM bias.
+    decoder_bias = next((n for n in weights.shapes if n.endswith("predictions.decoder.bias")), None)
+    if decoder_bias and "cls/predictions/output_bias" not in table:
+        table["cls/predictions/output_bias"] = (decoder_bias, False)
+    return table
+
+
+# The heads' original names (the encoder's follow from the model).
+_HEAD_NAMES = frozenset(
+    [name for name in _TENSORS if not name.startswith("bert/")]
+    + [f"cls/predictions/transform/{n}" for n in ("dense/kernel", "dense/bias")]
+    + [f"cls/predictions/transform/LayerNorm/{n}" for n in ("gamma", "beta")]
+)
+
+
+def _known_names(model: keras.Model) -> set[str]:
+    """Every original name a BERT of `model`'s shape can have, with every head."""
+    encoder = model if isinstance(model, BertEncoder) else model.encoder
+    return set(original_variable_names(encoder)) | _HEAD_NAMES
+
+
+def load_hf_checkpoint(
+    model: keras.Model, directory: str | os.PathLike, optional: tuple[str, ...] = POOLER_NAMES
+) -> LoadReport:
+    """Loads a Hugging Face BERT directory into `model` (a `BertEncoder`, `BertPretrainer` or
+    fine-tuning `BertTaskModel`), as `load_original_checkpoint` loads the original's names: all
+    the encoder's weights must be there, but the pooler (Hugging Face's token classifier,
+    question answering and masked-LM classes have none; it keeps its initial values); the
+    heads are loaded when present, left at their initial values when absent.
+
+    Raises:
+        InputError: no safetensors weights; a weight that is not one of BERT's, or missing;
+            a shape other than the model's (each naming the weight).
+    """
+    directory = os.fspath(directory)
+    weights = HfWeights(directory)
+    table = _original_tensors(weights)
+    known = _known_names(model)
+    for original, (name, _) in table.items():
+        if original not in known:
+            raise InputError(
+                f"{directory}: {name} is not a weight of the BERT that its config.json describes"
+            )
+    shapes = {
+        original: weights.shapes[name][::-1] if transposed else weights.shapes[name]
+        for original, (name, transposed) in table.items()
+    }
+
+    def read(original: str) -> np.ndarray:
+        name, transposed = table[original]
+        value = weights.read(name)
+        return value.T if transposed else value
+
+    try:
+        return load_named_tensors(model, directory, shapes, read, optional)
+    except InputError as e:
+        # The loader names original variables; say which Hugging Face weights they are.
+        raise InputError(_in_hf_names(str(e))) from None
+
+
+def _in_hf_names(message: str) -> str:
+    def replace(match: re.Match) -> str:
+        return hf_name(match.group(0))[0]
+
+    return re.sub(r"\b(bert/[\w/]+|cls/[\w/]+|output_weights|output_bias)", replace, message)
+
+
+# Writing a Hugging Face directory. -----------------------------------------------------------
+
+
+def save_hf_weights(model: keras.Model, path: str) -> None:
+    """Writes `model`'s weights in Hugging Face's names as one safetensors file."""
+    tensors = {}
+    for name, (variable, transposed) in hf_variable_names(model).items():
+        value = keras.ops.convert_to_numpy(variable)
+        tensors[name] = np.ascontiguousarray(value.T if transposed else value)
+    # transformers loads only files whose metadata says which framework wrote them.
+    save_file(tensors, path, metadata={"format": "pt"})
+
+
+def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
+    return {
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": do_lower_case,
+        "model_max_length": config.max_position_embeddings,
+    }
+
+
+@dataclasses.dataclass
+class ModelDirectory:
+    """A model read from one of our directories, with what goes beside its weights."""
+
+    model: keras.Model
+    vocab_file: str
+    do_lower_case: bool
+    labels: list[str] | None = None
+
+
+def write_hf_directory(source: ModelDirectory, directory: str) -> None:
+    """config.json, model.safetensors, vocab.txt and tokenizer_config.json into `directory`."""
+    model = source.model
+    arch = architecture(model)
+    regression = isinstance(model, BertClassifier) and model.num_labels == 1 and not source.labels
+    labels = source.labels
+    if isinstance(model, (BertClassifier, BertTokenClassifier)) and not regression:
+        labels = labels or [f"LABEL_{i}" for i in range(model.num_labels)]
+        if len(labels) != model.num_labels:
+            raise InputError(
+                f"{LABELS_FILE} has {len(labels)} labels but the model's head has "
+                f"{model.num_labels} outputs"
+            )
+    values = hf_config(model.config, arch, labels, regression)
+    atomic_write_text(os.path.join(directory, CONFIG_FILE), json.dumps(values, indent=2) + "\n")
+    save_hf_weights(model, os.path.join(directory, WEIGHTS_FILE))
+    shutil.copyfile(source.vocab_file, os.path.join(directory, "vocab.txt"))
+    atomic_write_text(
+        os.path.join(directory, TOKENIZER_CONFIG_FILE),
+        json.dumps(tokenizer_config(model.config, source.do_lower_case), indent=2) + "\n",
+    )
+
+
+# Our directories. ----------------------------------------------------------------------------
+
+
+def _read_labels(directory: str) -> list[str] | None:
+    path = os.path.join(directory, LABELS_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        return [line.strip() for line in f if line.strip()]
+
+
+def _require_file(directory: str, name: str) -> str:
+    path = os.path.join(directory, name)
+    if not os.path.isfile(path):
+        raise InputError(f"{directory}: no {name} (expected a BERT model directory)")
+    return path
+
+
+def read_model_directory(
+    directory: str, do_lower_case: bool, vocab_file: str | None = None
+) -> ModelDirectory:
+    """The model of one of our directories: an original-format one (bert_config.json,
+    bert_model.ckpt, vocab.txt), run_pretraining.py's output_dir (its pretrained/), or a
+    fine-tuning script's output_dir (task_model.json beside ckpt-N). `do_lower_case` and
+    `vocab_file` are used where the directory does not hold its own.
+
+    The class follows the checkpoint's heads: the pre-training heads make a `BertPretrainer`,
+    cls/squad a `BertSpanLabeler`, a top-level output_weights a `BertClassifier` (as the
+    original's run_classifier wrote it), none a `BertEncoder`.
+    """
+    pretrained = os.path.join(directory, "pretrained")
+    if not os.path.isfile(os.path.join(directory, checkpoints.TASK_MODEL_FILE)) and os.path.isdir(
+        pretrained
+    ):
+        directory = pretrained
+    if vocab_file is None or os.path.isfile(os.path.join(directory, "vocab.txt")):
+        vocab_file = _require_file(directory, "vocab.txt")
+    if os.path.isfile(os.path.join(directory, checkpoints.TASK_MODEL_FILE)):
+        model, do_lower_case = checkpoints.read_task_model(directory)
+        _read_training_checkpoint(model, directory)
+        return ModelDirectory(model, vocab_file, do_lower_case, _read_labels(directory))
+    config = BertConfig.from_json_file(_require_file(directory, "bert_config.json"))
+    prefix = checkpoints.resolve_checkpoint_path(directory)
+    shapes = dict(tf.train.list_variables(prefix))
+    if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes:  # run_pretraining.py's training checkpoint
+        model = BertPretrainer(config)
+    elif "cls/seq_relationship/output_weights" in shapes:
+        model = BertPretrainer(config)
+    elif "cls/squad/output_weights" in shapes:
+        model = BertSpanLabeler(config)
+    elif "output_weights" in shapes:
+        model = BertClassifier(config, num_labels=shapes["output_weights"][0])
+    else:
+        model = BertEncoder(config)
+    checkpoints.load_checkpoint(model, prefix)
+    return ModelDirectory(model, vocab_file, do_lower_case, _read_labels(directory))
+
+
+def _read_training_checkpoint(model: keras.Model, directory: str) -> None:
+    """The whole task model (its head too) from the latest ckpt-N in `directory`."""
+    prefix = tf.train.latest_checkpoint(directory)
+    if prefix is None:
+        raise InputError(f"{directory}: no training checkpoint (ckpt-N) beside task_model.json")
+    try:
+        status = tf.train.Checkpoint(model=model).read(prefix)
+        status.expect_partial().assert_existing_objects_matched()
+    except (ValueError, AssertionError, tf.errors.OpError) as e:
+        raise InputError(
+            f"{prefix}: the checkpoint does not fit the model of task_model.json ({first_line(e)})"
+        ) from None
+
+
+def _hf_model(directory: str) -> tuple[keras.Model, LoadReport]:
+    """Our model of the Hugging Face class in `directory`, loaded."""
+    config = read_hf_config(directory)
+    weights = HfWeights(directory)
+    names = {name.removeprefix("bert."): shape for name, shape in weights.shapes.items()}
+    with open(os.path.join(directory, CONFIG_FILE), encoding="utf-8") as f:
+        archs = json.load(f).get("architectures") or []
+    optional = POOLER_NAMES
+    if "qa_outputs.weight" in names:
+        model = BertSpanLabeler(config)
+    elif "classifier.weight" in names:
+        num_labels = names["classifier.weight"][0]
+        if "BertForTokenClassification" in archs:
+            model = BertTokenClassifier(config, num_labels)
+        elif "BertForMultipleChoice" in archs:
+            model = BertMultipleChoice(config)
+        else:  # BertForSequenceClassification, the class the original's run_classifier is
+            model = BertClassifier(config, num_labels)
+    elif "cls.predictions.transform.dense.weight" in names:
+        model = BertPretrainer(config)
+        optional = POOLER_NAMES + NEXT_SENTENCE_NAMES  # BertForMaskedLM has no NSP head
+    else:
+        model = BertEncoder(config)
+    return model, load_hf_checkpoint(model, directory, optional)
+
+
+# Conversion. ---------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def _new_directory(output: str):
+    """A temporary folder beside `output`, renamed to `output` when the block succeeds."""
+    output = os.path.normpath(output)
+    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise InputError(f"--output={output} exists and is not empty; give a new folder")
+    parent = os.path.dirname(output) or "."
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
+    try:
+        yield staging
+        os.chmod(staging, 0o777 & ~_umask())
+        os.replace(staging, output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def _umask() -> int:
+    mask = os.umask(0)
+    os.umask(mask)
+    return mask
+
+
+def hf_to_original(input_dir: str, output_dir: str) -> str:
+    """A Hugging Face BERT directory -> an original-format one: bert_config.json,
+    bert_model.ckpt (the original's names; a pooler the source lacks is written as newly
+    initialized, as transformers would make it), vocab.txt, and labels.txt for a classifier's
+    or tagger's id2label. Returns what was converted, in words."""
+    model, report = _hf_model(input_dir)
+    vocab_file = _require_file(input_dir, "vocab.txt")
+    model.config.check_vocab(len(load_vocab(vocab_file)), vocab_file)
+    table = original_variable_names(model)
+    written = [name for name in table if name in report.loaded or name in POOLER_NAMES]
+    with open(os.path.join(input_dir, CONFIG_FILE), encoding="utf-8") as f:
+        id2label = json.load(f).get("id2label") or {}
+    with _new_directory(output_dir) as staging:
+        model.config.to_json_file(os.path.join(staging, "bert_config.json"))
+        checkpoints.write_original_checkpoint(
+            {name: keras.ops.convert_to_numpy(table[name]) for name in written},
+            os.path.join(staging, "bert_model.ckpt"),
+        )
+        shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
+        labels = [id2label[key] for key in sorted(id2label, key=int)]
+        if isinstance(model, (BertClassifier, BertTokenClassifier)) and labels:
+            atomic_write_text(
+                os.path.join(staging, LABELS_FILE), "".join(f"{label}\n" for label in labels)
+            )
+    return f"{type(model).__name__} ({len(written)} variables)"
+
+
+def to_hf(
+    input_dir: str, output_dir: str, do_lower_case: bool, vocab_file: str | None = None
+) -> str:
+    """One of our directories (see `read_model_directory`) -> a Hugging Face one. Returns
+    what was converted, in words."""
+    source = read_model_directory(input_dir, do_lower_case, vocab_file)
+    arch = architecture(source.model)
+    with _new_directory(output_dir) as staging:
+        write_hf_directory(source, staging)
+    return f"{type(source.model).__name__} as {arch}"
+
+
+def convert_checkpoint(
+    input_dir: str, output_dir: str, do_lower_case: bool = True, vocab_file: str | None = None
+) -> str:
+    """Converts `input_dir` the way its files say: a Hugging Face directory (config.json and
+    safetensors) to the original format, anything else of ours to Hugging Face's. The output
+    folder appears whole or not at all. Returns what was done, in words.
+
+    Raises:
+        InputError: the input is not a BERT model directory, or its weights do not fit.
+    """
+    if not os.path.isdir(input_dir):
+        raise InputError(f"--input={input_dir}: no such directory")
+    if is_hf_directory(input_dir):
+        what = hf_to_original(input_dir, output_dir)
+        return f"{input_dir} (Hugging Face) -> {output_dir} (original format): {what}"
+    what = to_hf(input_dir, output_dir, do_lower_case, vocab_file)
+    return f"{input_dir} -> {output_dir} (Hugging Face): {what}"

@@ -1,0 +1,51 @@
+r"""Converts a BERT between Hugging Face's format and the original's, the way the input says.
+
+A Hugging Face BERT directory (config.json and model.safetensors, or its shards) becomes an
+original-format one that every script reads (bert_config.json, bert_model.ckpt, vocab.txt, and
+labels.txt for a classifier's or tagger's labels). Any of our model directories becomes a
+Hugging Face one (config.json, model.safetensors, vocab.txt, tokenizer_config.json) that
+transformers loads with the matching class: an original-format directory, run_pretraining.py's
+output_dir (its pretrained/), or the output_dir of run_classifier.py, run_ner.py, run_squad.py
+or run_swag.py. Names and shapes are checked before anything is written; the output folder
+appears whole or not at all.
+
+    python scripts/convert_checkpoint.py --input=bert-base-uncased --output=uncased_bert
+    python scripts/convert_checkpoint.py --input=output/mrpc --output=mrpc_hf
+"""
+
+from __future__ import annotations
+
+from bert_tf import cli  # first: it quiets TensorFlow's start-up, before TensorFlow loads
+
+# isort: split
+import logging
+
+from absl import flags
+
+from bert_tf.hf_checkpoints import convert_checkpoint
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("input", None, "The model directory to convert.")
+flags.DEFINE_string("output", None, "The new directory (absent or empty).")
+flags.DEFINE_bool(
+    "do_lower_case",
+    True,
+    "To Hugging Face: the casing written to tokenizer_config.json where the input does not "
+    "record it (a fine-tuned output_dir does).",
+)
+flags.DEFINE_string(
+    "vocab_file", None, "To Hugging Face: the vocabulary, where the input has no vocab.txt."
+)
+flags.mark_flags_as_required(["input", "output"])
+
+
+def main(argv: list[str]) -> None:
+    del argv
+    logging.info(
+        "%s",
+        convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.do_lower_case, FLAGS.vocab_file),
+    )
+
+
+if __name__ == "__main__":
+    cli.run(main)
