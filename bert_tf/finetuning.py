@@ -91,7 +91,10 @@ def run_task(task: Task) -> dict:
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     if options.do_train:
         if is_chief(strategy):
-            for name, text in task.model_files().items():
+            # The config beside the checkpoints makes output_dir a model directory
+            # (`BertClassifier.from_pretrained(output_dir, ...)`).
+            model_files = {"bert_config.json": config.to_json_string(), **task.model_files()}
+            for name, text in model_files.items():
                 atomic_write_text(os.path.join(options.output_dir, name), text)
         path, count = _records(task, trainer, "train", features["train"])
         logger.info(
