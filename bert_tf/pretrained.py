@@ -128,10 +128,11 @@ def _load_task_head(model: BertTaskModel, prefix: str, heads: list) -> None:
     """Loads the fine-tuned head of a bert_tf training checkpoint, which `load_checkpoint`
     leaves (it takes a task model's encoder only).
 
-    The training checkpoint records the whole model under `model/`; a variable there is found
-    by its Keras path (`classifier/output_weights`), not by its position in the object graph,
-    so another task's head is never taken for this one. As for original checkpoints: all the
-    head or none of it.
+    The training checkpoint records the whole model; a variable is found by its Keras path
+    (`classifier/output_weights`), not by its position in the object graph, so another task's
+    head is never taken for this one (and the key it is saved under, through the model or the
+    optimizer that tracks it, does not matter). As for original checkpoints: all the head or
+    none of it.
     """
     reader = tf.train.load_checkpoint(prefix)
     graph = trackable_object_graph_pb2.TrackableObjectGraph()
@@ -140,7 +141,6 @@ def _load_task_head(model: BertTaskModel, prefix: str, heads: list) -> None:
         attribute.full_name: attribute.checkpoint_key
         for node in graph.nodes
         for attribute in node.attributes
-        if attribute.checkpoint_key.startswith("model/")
     }
     found = [variable for variable in heads if variable.path in keys]
     if not found:

@@ -99,12 +99,14 @@ def test_a_head_the_checkpoint_lacks_is_newly_initialized_and_logged(model_dir, 
 @pytest.fixture(scope="module")
 def fine_tuned_dir(model_dir, tmp_path_factory):
     """A bert_tf fine-tuning output_dir: bert_config.json and `ckpt-7` of a classifier with
-    3 labels, saved as `bert_tf.training.Trainer` saves (the whole model, and its encoder
-    under its own name); returns (the directory, the model)."""
+    3 labels, saved as `bert_tf.training.Trainer` saves (the whole model, its optimizer, and
+    its encoder under its own name); returns (the directory, the model)."""
     output_dir = tmp_path_factory.mktemp("mnli")
     model = BertClassifier.from_pretrained(model_dir, num_labels=3)
     model.head.output_bias.assign([1.0, 2.0, 3.0])
-    checkpoint = tf.train.Checkpoint(model=model, encoder=model.encoder)
+    optimizer = keras.optimizers.Adam()
+    optimizer.build(model.trainable_variables)  # it tracks the variables too
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer, encoder=model.encoder)
     tf.train.CheckpointManager(checkpoint, str(output_dir), 2, checkpoint_name="ckpt").save(7)
     model.config.to_json_file(output_dir / "bert_config.json")
     return output_dir, model
