@@ -94,6 +94,9 @@ def run_task(task: Task) -> dict:
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     if options.do_train:
         if is_chief(strategy):
+            # bert_config.json, vocab.txt and the task model's description beside the
+            # checkpoints make output_dir a model directory (`BertClassifier.from_pretrained`,
+            # scripts/convert_checkpoint.py).
             if isinstance(trainer.model, BertTaskModel):
                 write_task_model_files(
                     options.output_dir, trainer.model, options.vocab_file, options.do_lower_case

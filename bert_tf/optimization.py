@@ -95,6 +95,12 @@ class _DecoupledWeightDecay(keras.optimizers.Optimizer):
         return self.adam_m, self.adam_v
 
     def update_step(self, gradient, variable, learning_rate) -> None:
+        if keras.backend.backend() == "tensorflow":
+            import tensorflow as tf  # only under TensorFlow: this module is backend-agnostic
+
+            # Keras's fit gives an embedding's gradient as IndexedSlices; the update is dense,
+            # as the original's (whose arithmetic densified them too).
+            gradient = tf.convert_to_tensor(gradient)
         i = self._get_variable_index(variable)
         self._update(
             variable, gradient, self.adam_m[i], self.adam_v[i], self._decays[i], learning_rate,

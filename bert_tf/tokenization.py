@@ -55,6 +55,16 @@ _WORD_CACHE_SIZE = 1 << 17
 _CHAR_CACHE_SIZE = 1 << 16
 
 
+def released_model_do_lower_case(model_name: str) -> bool | None:
+    """The `do_lower_case` of the released model `model_name` (`uncased_L-12_H-768_A-12`),
+    or None for a name we do not recognise."""
+    if model_name in _LOWER_CASED_MODELS:
+        return True
+    if model_name in _CASED_MODELS:
+        return False
+    return None
+
+
 def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str | None) -> None:
     """Raise if `do_lower_case` contradicts the casing of a known released checkpoint.
 
@@ -77,12 +87,10 @@ def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str |
     if match is None:
         return
     model_name = match.group(1)
-    if model_name in _LOWER_CASED_MODELS and not do_lower_case:
-        case_name, expected = "lower-cased", True
-    elif model_name in _CASED_MODELS and do_lower_case:
-        case_name, expected = "cased", False
-    else:
+    expected = released_model_do_lower_case(model_name)
+    if expected is None or expected == do_lower_case:
         return
+    case_name = "lower-cased" if expected else "cased"
     raise InputError(
         f"--do_lower_case={do_lower_case} does not match --init_checkpoint={init_checkpoint}: "
         f"`{model_name}` is a {case_name} model, so pass --do_lower_case={expected} to fine-tune "

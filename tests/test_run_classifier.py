@@ -12,6 +12,7 @@ import sys
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import (
     SAMPLE_DATA,
     SCRIPT_ENV,
@@ -24,6 +25,9 @@ from conftest import (
     tiny_config,
     write_tsv,
 )
+
+from bert_tf.modeling import BertClassifier
+from bert_tf.preprocessing import BertPreprocessor
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
@@ -97,6 +101,18 @@ def test_writes_the_originals_outputs_and_the_glue_submission_file(trained):
     assert [line.split("\t")[0] for line in submission[1:]] == [str(i) for i in range(7)]
     assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
     assert "steps_per_second=" in trained["stderr"]
+
+
+def test_the_output_dir_is_a_model_directory_that_predicts_as_the_run(trained):
+    # bert_config.json beside the checkpoints: from_pretrained takes the fine-tuned classifier.
+    model = BertClassifier.from_pretrained(trained["output_dir"], num_labels=2)
+    preprocessor = BertPreprocessor(VOCAB, max_seq_length=32)
+    test_rows = mrpc_rows(7, 2, test=True)[1:]
+    inputs = preprocessor(([row[3] for row in test_rows], [row[4] for row in test_rows]))
+    probabilities = tf.nn.softmax(model(inputs, training=False)["logits"]).numpy()
+    results = (trained["output_dir"] / "test_results.tsv").read_text().splitlines()
+    expected = [[float(p) for p in line.split("\t")] for line in results]
+    np.testing.assert_allclose(probabilities, expected, atol=1e-5)
 
 
 LOAD_AND_SERVE = """

@@ -26,6 +26,22 @@ class ConfigModel(keras.Model):
         return {"config": self.config.to_dict(), **self._settings, "name": self.name}
 
     @classmethod
+    def from_pretrained(cls, path, config: BertConfig | None = None, **model_args):
+        """This model built from the model directory `path` (bert_config.json, or a Hugging
+        Face config.json) with its checkpoint's weights; `model_args` are the constructor's
+        others (`num_labels=2`). A head the checkpoint lacks is newly initialized (logged).
+        See `bert_tf.pretrained.load_pretrained`.
+
+        Example:
+            >>> classifier = BertClassifier.from_pretrained("uncased_L-12_H-768_A-12", num_labels=2)
+        """
+        # Reading TF checkpoints needs TensorFlow: imported here, so that the modeling
+        # package itself stays backend-agnostic.
+        from bert_tf.pretrained import load_pretrained
+
+        return load_pretrained(cls, path, config, **model_args)
+
+    @classmethod
     def from_config(cls, config: dict):
         config = dict(config)
         return cls(BertConfig.from_dict(config.pop("config")), **config)
