@@ -20,7 +20,8 @@ from bert_tf.errors import InputError
 logger = logging.getLogger(__name__)
 
 
-def _umask() -> int:
+def umask() -> int:
+    """The process's file-creation mask (read without changing it)."""
     mask = os.umask(0)
     os.umask(mask)
     return mask
@@ -97,7 +98,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=prefix)
         os.close(fd)
         # mkstemp makes the file private (0600); give it the permissions open() would.
-        os.chmod(tmp_path, 0o666 & ~_umask())
+        os.chmod(tmp_path, 0o666 & ~umask())
         encoding = None if "b" in mode else "utf-8"
         with open(tmp_path, mode, encoding=encoding) as f:
             yield f

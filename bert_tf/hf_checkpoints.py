@@ -49,7 +49,7 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text, temporary_prefix
+from bert_tf.fileio import atomic_write_text, temporary_prefix, umask
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
@@ -561,16 +561,10 @@ def _new_directory(output: str):
     staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
     try:
         yield staging
-        os.chmod(staging, 0o777 & ~_umask())
+        os.chmod(staging, 0o777 & ~umask())
         os.replace(staging, output)
     finally:
         shutil.rmtree(staging, ignore_errors=True)
-
-
-def _umask() -> int:
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
 
 
 def hf_to_original(input_dir: str, output_dir: str) -> str:

@@ -28,6 +28,7 @@ from tensorflow.core.protobuf import trackable_object_graph_pb2
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.hf_checkpoints import read_hf_config
 from bert_tf.modeling.config_model import ConfigModel
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.task_model import BertTaskModel
@@ -63,11 +64,9 @@ def read_config(path: str | os.PathLike) -> BertConfig:
             f"{directory}: no {' or '.join(CONFIG_FILES)} in this model directory; pass "
             "config=BertConfig.from_json_file(...) (the config the checkpoint was trained with)"
         )
-    config = BertConfig.from_json_file(config_file)
-    model_type = config.extra.get("model_type", "bert")
-    if model_type != "bert":
-        raise InputError(f"{config_file}: model_type={model_type!r}, expected 'bert'")
-    return config
+    if name == "config.json":  # Hugging Face's names and activations, mapped to ours
+        return read_hf_config(directory)
+    return BertConfig.from_json_file(config_file)
 
 
 def load_pretrained(

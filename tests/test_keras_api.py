@@ -16,6 +16,7 @@ from conftest import REPO, UNCASED_VOCAB, tiny_config_dict
 from bert_tf.checkpoints import load_checkpoint, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.hf_checkpoints import to_hf
 from bert_tf.modeling import BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
@@ -138,11 +139,25 @@ def test_a_hugging_face_config_json_gives_the_config(tmp_path):
     values = tiny_config_dict()
     hf_only = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "pad_token_id": 0}
     (tmp_path / "config.json").write_text(BertConfig(**values, **hf_only).to_json_string())
-    assert read_config(tmp_path).to_dict() == {**values, **hf_only}
+    # The network's keys, as bert_tf.hf_checkpoints maps them; the library's are dropped.
+    assert read_config(tmp_path).to_dict() == values
 
     (tmp_path / "config.json").write_text(BertConfig(**values, model_type="gpt2").to_json_string())
     with pytest.raises(InputError, match="model_type='gpt2', expected 'bert'"):
         read_config(tmp_path)
+
+
+@pytest.mark.parametrize("model_class, head_args", MODELS, ids=MODEL_IDS)
+def test_from_pretrained_loads_a_hugging_face_directory_as_the_original(
+    model_dir, tmp_path, model_class, head_args
+):
+    hf_dir = tmp_path / "hf"
+    to_hf(str(model_dir), str(hf_dir), do_lower_case=True)  # config.json, model.safetensors
+    model = model_class.from_pretrained(hf_dir, **head_args)
+
+    expected = model_class.from_pretrained(model_dir, **head_args)
+    assert model.config.to_dict() == expected.config.to_dict()
+    assert_same_weights(loaded_weights(model), loaded_weights(expected))
 
 
 def test_a_directory_without_a_config_is_an_error_naming_it(tmp_path):
