@@ -25,7 +25,7 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf.checkpoints import load_checkpoint
+from bert_tf.checkpoints import TASK_MODEL_FILE, load_checkpoint, read_task_model
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.hf_checkpoints import read_hf_config
@@ -84,7 +84,11 @@ def load_pretrained(
     Raises:
         InputError: no config or checkpoint there, or weights that do not fit the model.
     """
-    model = model_class(config or read_config(path), **model_args)
+    model = None
+    if config is None and not model_args:  # a fine-tuned output_dir knows its head's arguments
+        model = _described_model(model_class, path)
+    if model is None:
+        model = model_class(config or read_config(path), **model_args)
     heads = _head_variables(model)
     initial = [keras.ops.convert_to_numpy(variable) for variable in heads]
     prefix = load_checkpoint(model, path)
@@ -103,6 +107,16 @@ def load_pretrained(
             ", ".join(sorted({variable.path.split("/")[0] for variable in heads})),
         )
     return model
+
+
+def _described_model(model_class: type[ConfigModel], path) -> ConfigModel | None:
+    """The model that the fine-tuning output_dir `path`'s task_model.json describes (its
+    config and head arguments, such as num_labels), when it is a `model_class`; else None."""
+    directory = model_directory(path)
+    if not os.path.isfile(os.path.join(directory, TASK_MODEL_FILE)):
+        return None
+    model, _ = read_task_model(directory)
+    return model if type(model) is model_class else None
 
 
 def _head_variables(model: keras.Model) -> list:

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 import re
+import shutil
 
 import keras
 import numpy as np
@@ -13,7 +14,11 @@ import pytest
 import tensorflow as tf
 from conftest import REPO, UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpoints import load_checkpoint, save_original_checkpoint
+from bert_tf.checkpoints import (
+    load_checkpoint,
+    save_original_checkpoint,
+    write_task_model_files,
+)
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.hf_checkpoints import to_hf
@@ -116,6 +121,15 @@ def fine_tuned_dir(model_dir, tmp_path_factory):
 def test_a_fine_tuned_head_loads_from_a_training_output_dir(fine_tuned_dir):
     output_dir, fine_tuned = fine_tuned_dir
     model = BertClassifier.from_pretrained(output_dir, num_labels=3)
+    assert_same_weights(model.weights, fine_tuned.weights)
+
+
+def test_a_fine_tuning_output_dir_gives_its_head_arguments(model_dir, fine_tuned_dir, tmp_path):
+    output_dir, fine_tuned = fine_tuned_dir
+    described = tmp_path / "mnli"
+    shutil.copytree(output_dir, described)  # + what run_task writes beside the checkpoints:
+    write_task_model_files(str(described), fine_tuned, str(model_dir / "vocab.txt"), True)
+    model = BertClassifier.from_pretrained(described)  # num_labels=3 from task_model.json
     assert_same_weights(model.weights, fine_tuned.weights)
 
 

@@ -29,7 +29,8 @@ class ConfigModel(keras.Model):
     def from_pretrained(cls, path, config: BertConfig | None = None, **model_args):
         """This model built from the model directory `path` (bert_config.json, or a Hugging
         Face config.json) with its checkpoint's weights; `model_args` are the constructor's
-        others (`num_labels=2`). A head the checkpoint lacks is newly initialized (logged).
+        others (`num_labels=2`; a fine-tuning output_dir of this model class gives its own).
+        A head the checkpoint lacks is newly initialized (logged).
         See `bert_tf.pretrained.load_pretrained`.
 
         Example:
