@@ -178,6 +178,7 @@ def test_saved_model_cli_lists_both_signatures(trained):
     assert "inputs['text_a']" in result.stdout and "inputs['input_ids']" in result.stdout
 
 
+@pytest.mark.slow  # CI time: among the longest end-to-end runs
 def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
     export_dir = setup["root"] / "export_again"
     result = run_script(
@@ -190,6 +191,7 @@ def test_export_alone_exports_the_fine_tuned_output_dir(trained, setup):
     np.testing.assert_allclose(served["probabilities"], in_process, atol=1e-5)
 
 
+@pytest.mark.slow  # CI time: among the longest end-to-end runs
 def test_a_bfloat16_export_serves_the_fine_tuned_model_in_bfloat16(trained, setup):
     export_dir = setup["root"] / "export_bfloat16"
     args = classifier_args(setup, trained["output_dir"], f"--export_dir={export_dir}")

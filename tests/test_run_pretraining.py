@@ -184,6 +184,7 @@ def test_held_out_records_are_evaluated_with_their_perplexity(setup, tmp_path):
     )
 
 
+@pytest.mark.slow  # CI time: among the longest end-to-end runs
 def test_every_nth_checkpoint_is_kept_beside_the_last_few(setup, tmp_path):
     output_dir = tmp_path / "out"
     result = run_script(
@@ -240,6 +241,7 @@ def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup,
     assert not load_model_files(Options)[0].causal_attention
 
 
+@pytest.mark.slow  # CI time: among the longest end-to-end runs
 def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_path):
     output_dir = tmp_path / "out"
     args = pretraining_args(

@@ -247,6 +247,7 @@ def test_bad_input_is_one_error_line_and_no_prediction_file(
     assert not (out / "predictions.json").exists()
 
 
+@pytest.mark.slow  # CI time: among the longest end-to-end runs
 def test_run_squad_trains_and_predicts_with_a_bilstm(setup, tmp_path):
     output_dir = tmp_path / "bilstm"
     result = run_script(
