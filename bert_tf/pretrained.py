@@ -16,7 +16,6 @@ The classmethods live on `bert_tf.modeling.ConfigModel` and import this module w
 
 from __future__ import annotations
 
-import json
 import logging
 import os
 
@@ -32,7 +31,7 @@ from bert_tf.hf_checkpoints import read_hf_config
 from bert_tf.modeling.config_model import ConfigModel
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.tokenization import released_model_do_lower_case
+from bert_tf.tokenization import released_model_do_lower_case, tokenizer_config_do_lower_case
 
 logger = logging.getLogger(__name__)
 
@@ -178,12 +177,9 @@ def read_do_lower_case(path: str | os.PathLike) -> bool:
     `do_lower_case` (Hugging Face), else what the released model of that name was trained
     with, else True (logged: the released English models are mostly uncased)."""
     directory = model_directory(path)
-    tokenizer_config = os.path.join(directory, "tokenizer_config.json")
-    if os.path.isfile(tokenizer_config):
-        with open(tokenizer_config, encoding="utf-8") as f:
-            value = json.load(f).get("do_lower_case")
-        if isinstance(value, bool):
-            return value
+    declared = tokenizer_config_do_lower_case(directory)
+    if declared is not None:
+        return declared
     released = released_model_do_lower_case(os.path.basename(os.path.normpath(directory)))
     if released is not None:
         return released

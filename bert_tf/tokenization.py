@@ -65,6 +65,17 @@ def released_model_do_lower_case(model_name: str) -> bool | None:
     return None
 
 
+def tokenizer_config_do_lower_case(directory: str | os.PathLike) -> bool | None:
+    """The `do_lower_case` of a Hugging Face directory's tokenizer_config.json (None: no such
+    file or setting)."""
+    path = os.path.join(directory, "tokenizer_config.json")
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        value = json.load(f).get("do_lower_case")
+    return None if value is None else bool(value)
+
+
 def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str | None) -> None:
     """Raise if `do_lower_case` contradicts the casing of a known released checkpoint.
 
@@ -73,11 +84,9 @@ def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str |
     """
     if not init_checkpoint:
         return
-    tokenizer_config = os.path.join(init_checkpoint, "tokenizer_config.json")
-    if os.path.isfile(tokenizer_config):
-        with open(tokenizer_config, encoding="utf-8") as f:
-            expected = json.load(f).get("do_lower_case")
-        if expected is not None and bool(expected) != do_lower_case:
+    if os.path.isfile(os.path.join(init_checkpoint, "tokenizer_config.json")):
+        expected = tokenizer_config_do_lower_case(init_checkpoint)
+        if expected is not None and expected != do_lower_case:
             raise InputError(
                 f"--do_lower_case={do_lower_case} does not match --init_checkpoint="
                 f"{init_checkpoint}: its tokenizer_config.json says do_lower_case={expected}"
