@@ -65,6 +65,10 @@ def run_task(task: Task) -> dict:
     options = task.options
     check_options(options)
     check_writable_folder(options.output_dir, "--output_dir")
+    if options.export_dir:
+        from bert_tf.serving import check_export_dir  # TensorFlow Text only when exporting
+
+        check_export_dir(options.export_dir, options.output_dir)
     config, tokenizer = load_model_files(options)
     splits = task.prediction_splits()
     examples = {

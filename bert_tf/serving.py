@@ -28,6 +28,7 @@ from collections.abc import Callable, Sequence
 import keras
 import tensorflow as tf
 
+from bert_tf.errors import InputError
 from bert_tf.text_graph import InGraphTokenizer
 
 logger = logging.getLogger(__name__)
@@ -35,6 +36,43 @@ logger = logging.getLogger(__name__)
 
 # The model's inputs: the `serve` signature of every export takes them as int32 [batch, seq].
 MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+# What a client needs to know of an export, where SavedModels keep files TensorFlow does not
+# read; it also marks a folder as an export of ours, the only kind an export replaces.
+METADATA_FILE = os.path.join("assets.extra", "bert_tf.json")
+
+
+def check_export_dir(export_dir: str, output_dir: str | None = None) -> None:
+    """Raises `InputError` naming --export_dir unless it is a new folder, an empty one or an
+    earlier export of ours (a SavedModel with METADATA_FILE), which the export replaces whole:
+    nothing else is ever deleted. Called before any work, and again just before the
+    replacement."""
+    if "://" in export_dir:  # a remote file system reports its own errors
+        return
+    path = os.path.abspath(export_dir)
+    if output_dir and "://" not in output_dir:
+        inside = os.path.commonpath([path, os.path.abspath(output_dir)]) == path
+        if inside:
+            raise InputError(
+                f"--export_dir={export_dir}: holds --output_dir={output_dir}, whose checkpoints "
+                "the export would replace; expected a folder of its own, e.g. "
+                f"{os.path.join(output_dir, 'export')}"
+            )
+    if os.path.lexists(path) and not os.path.isdir(path):
+        raise InputError(f"--export_dir={export_dir}: is a file; expected a folder")
+    if not os.path.isdir(path) or not os.listdir(path) or _is_export(path):
+        return
+    names = sorted(os.listdir(path))
+    shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
+    raise InputError(
+        f"--export_dir={export_dir}: holds {shown}, not a SavedModel exported here; expected a "
+        "new or empty folder, or an earlier export (which is replaced)"
+    )
+
+
+def _is_export(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "saved_model.pb")) and os.path.isfile(
+        os.path.join(path, METADATA_FILE)
+    )
 
 
 def export_model(
@@ -155,9 +193,10 @@ def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata
     staging = tempfile.mkdtemp(prefix=os.path.basename(export_dir) + ".tmp-", dir=parent)
     try:
         archive.write_out(staging, verbose=False)
-        os.makedirs(os.path.join(staging, "assets.extra"))
-        with open(os.path.join(staging, "assets.extra", "bert_tf.json"), "w") as f:
+        os.makedirs(os.path.join(staging, os.path.dirname(METADATA_FILE)))
+        with open(os.path.join(staging, METADATA_FILE), "w") as f:
             json.dump(metadata, f, indent=2)
+        check_export_dir(export_dir)  # what is there now: an earlier export, or nothing
         if os.path.isdir(export_dir):
             shutil.rmtree(export_dir)
         os.replace(staging, export_dir)

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -223,6 +224,33 @@ def test_sigterm_stops_fine_tuning_with_a_checkpoint_of_the_step_reached(setup, 
         f"run_classifier.py: stopped by SIGTERM at step {stopped_at}; saved"
     )
     assert not (output_dir / "eval_results.txt").exists()  # no evaluation of a stopped run
+
+
+def test_an_export_beside_other_files_leaves_them_as_they_were(trained, setup):
+    # The export went into a new folder of a folder that holds the data, config and run.
+    assert sorted(p.name for p in setup["root"].iterdir()) == [
+        "MRPC", "bert_config.json", "export", "out",
+    ]  # fmt: skip
+    assert (setup["root"] / "MRPC" / "train.tsv").read_text().startswith("Quality\t")
+
+
+@pytest.mark.parametrize("target", ["output_dir", "user_folder"])
+def test_an_export_dir_over_files_it_did_not_write_is_refused_before_any_work(
+    target, trained, setup, tmp_path
+):
+    output_dir = tmp_path / "out"
+    shutil.copytree(trained["output_dir"], output_dir)
+    user_folder = tmp_path / "mine"
+    user_folder.mkdir()
+    (user_folder / "thesis.tex").write_text("years of work")
+    export_dir = output_dir if target == "output_dir" else user_folder
+    before = {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()}
+    result = run_script(
+        *classifier_args(setup, output_dir, "--do_train", f"--export_dir={export_dir}")
+    )
+    line = error_line(result, "run_classifier.py")
+    assert line.startswith(f"run_classifier.py: error: --export_dir={export_dir}: holds ")
+    assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
