@@ -67,3 +67,31 @@ def test_graph_answers_equal_the_originals_predictions(name):
         odds = dict(zip([e.qas_id for e in examples], out["null_odds"].numpy(), strict=True))
         for qid, expected in record["null_odds"].items():
             assert odds[qid] == pytest.approx(expected, abs=1e-4), qid
+
+
+class FirstWordModel:
+    """Stands in for a model that always answers the first word of the context: the start
+    and end logits are highest at the first position of the second segment."""
+
+    def __call__(self, inputs, training=False):
+        segment = inputs["segment_ids"]  # [N, S]
+        first = tf.cast((segment == 1) & (tf.cumsum(segment, axis=1) == 1), tf.float32)
+        return {"start_logits": 10 * first, "end_logits": 10 * first}
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_an_empty_context_is_answered_empty_beside_the_others(version_2):
+    answerer = QuestionAnswerer(
+        FirstWordModel(), str(SAMPLE_DATA / "vocab.txt"), do_lower_case=True, max_seq_length=32,
+        doc_stride=8, max_query_length=8, n_best_size=5, max_answer_length=10,
+        version_2_with_negative=version_2, null_score_diff_threshold=0.0,
+    )  # fmt: skip
+    for contexts, expected in [
+        (["the cat sat", "", "A dog ran."], [b"the", b"", b"A"]),
+        (["", "the cat sat"], [b"", b"the"]),
+        (["the cat sat", ""], [b"the", b""]),
+        (["", " "], [b"", b""]),
+    ]:
+        questions = tf.constant(["What sat?"] * len(contexts))
+        out = answerer.answer(questions, tf.constant(contexts))
+        assert list(out["answer"].numpy()) == expected, contexts

@@ -270,12 +270,13 @@ def _get_final_text(pred_text, orig_text, tok_text):
     aligned = tf.size(orig_non_space) == tf.reduce_sum(tok_is_char)
     size = tf.size(tok_chars)
     start_c, end_c = tf.clip_by_value(start, 0, size - 1), tf.clip_by_value(end, 0, size - 1)
+    padded_is_char = tf.concat([tok_is_char, [0]], 0)  # gathers in range when tok_text is ""
     mapped = (
         found
         & aligned
         & (size > 0)
-        & (tf.gather(tok_is_char, start_c) > 0)
-        & (tf.gather(tok_is_char, end_c) > 0)
+        & (tf.gather(padded_is_char, start_c) > 0)
+        & (tf.gather(padded_is_char, end_c) > 0)
     )
     ns_start = tf.reduce_sum(tok_is_char[:start_c])
     ns_end = tf.reduce_sum(tok_is_char[:end_c])
