@@ -100,13 +100,47 @@ def export_model(
 
     def serve(input_ids, input_mask, segment_ids):
         features = {"input_ids": input_ids, "input_mask": input_mask, "segment_ids": segment_ids}
-        return outputs_of(model(features, training=False))
+        with tf.control_dependencies(check_request(features, model.config)):
+            return outputs_of(model(features, training=False))
 
     ids_signature = [tf.TensorSpec(ids_shape, tf.int32, name=name) for name in MODEL_INPUTS]
     archive.add_endpoint("serve", serve, input_signature=ids_signature)
     archive.add_endpoint("serving_default", text_endpoint, input_signature=text_signature)
     dtype = keras.backend.standardize_dtype(model.compute_dtype)
     return write_archive(archive, export_dir, {**metadata, "dtype": dtype})
+
+
+def check_request(features: dict, config) -> list:
+    """The `serve` signature's checks of a request (a bad one fails with a message that names
+    the input and the limit, not with an error from inside the model): the three inputs of one
+    shape, at most max_position_embeddings tokens, ids within the vocab, segment ids within
+    type_vocab_size, an input_mask of 0s and 1s."""
+    input_ids, input_mask, segment_ids = (features[name] for name in MODEL_INPUTS)
+    shape = tf.shape(input_ids)
+    tokens = config.max_position_embeddings
+    return [
+        tf.debugging.assert_equal(
+            tf.shape(input_mask), shape, message="serve: input_mask and input_ids differ in shape"
+        ),
+        tf.debugging.assert_equal(
+            tf.shape(segment_ids), shape, message="serve: segment_ids and input_ids differ in shape"
+        ),
+        tf.debugging.assert_less_equal(
+            shape[-1], tokens, message=f"serve: more tokens than max_position_embeddings={tokens}"
+        ),
+        *_in_range(features, "input_ids", config.vocab_size, "vocab_size="),
+        *_in_range(features, "segment_ids", config.type_vocab_size, "type_vocab_size="),
+        *_in_range(features, "input_mask", 2),
+    ]
+
+
+def _in_range(features: dict, name: str, limit: int, limit_name: str = "") -> list:
+    values = features[name]
+    message = f"serve: {name} out of range; expected values in [0, {limit_name}{limit})"
+    return [
+        tf.debugging.assert_non_negative(values, message=message),
+        tf.debugging.assert_less(values, tf.constant(limit, values.dtype), message=message),
+    ]
 
 
 def export_classifier(

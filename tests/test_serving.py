@@ -1,16 +1,23 @@
-"""bert_tf/serving.py's guard on --export_dir: an export replaces a new or empty folder or an
-earlier export of ours, and refuses every other folder before any work, so that nothing a user
-keeps there is deleted. (The signatures are tested with each task: test_run_classifier.py,
-test_squad_serving.py, test_ner_serving.py.)"""
+"""bert_tf/serving.py: an export replaces a new or empty folder or an earlier export of ours,
+and refuses every other folder before any work, so that nothing a user keeps there is deleted;
+the `serve` signature that every task's SavedModel shares refuses a bad request with a message
+naming the input and its limit. (The raw-text signatures are tested with each task:
+test_run_classifier.py, test_squad_serving.py, test_ner_serving.py, test_run_swag.py.)"""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
+import numpy as np
 import pytest
+import tensorflow as tf
+from conftest import SAMPLE_DATA, tiny_config
 
 from bert_tf.errors import InputError
-from bert_tf.serving import METADATA_FILE, check_export_dir
+from bert_tf.modeling import BertClassifier, BertMultipleChoice
+from bert_tf.serving import METADATA_FILE, check_export_dir, export_classifier
+from bert_tf.swag.serving import export_swag
 
 
 def earlier_export(folder: Path) -> Path:
@@ -58,3 +65,92 @@ def test_any_other_folder_is_refused_naming_what_it_holds(layout, message, tmp_p
         check_export_dir(str(folder), str(output_dir))
     assert str(error.value).startswith(f"--export_dir={folder}: ")
     assert message in str(error.value)
+
+
+@pytest.fixture(scope="module")
+def exports(tmp_path_factory) -> dict:
+    """A tiny classifier's and multiple-choice model's SavedModels (max_position_embeddings 64,
+    vocab 30522), loaded: the `serve` signature of every task is the same code."""
+    folder = tmp_path_factory.mktemp("exports")
+    config = tiny_config()
+    vocab = str(SAMPLE_DATA / "vocab.txt")
+    export_classifier(BertClassifier(config, 2), str(folder / "cls"), vocab, True, 32, ["0", "1"])
+    export_swag(BertMultipleChoice(config), str(folder / "swag"), vocab, True, 32)
+    return {name: tf.saved_model.load(str(folder / name)) for name in ("cls", "swag")}
+
+
+def request(shape: tuple, **changes) -> dict:
+    features = {
+        "input_ids": np.full(shape, 1000, np.int32),
+        "input_mask": np.ones(shape, np.int32),
+        "segment_ids": np.zeros(shape, np.int32),
+    }
+    for name, change in changes.items():
+        features[name] = change(features[name])
+    return {name: tf.constant(value) for name, value in features.items()}
+
+
+def set_last(value: int):
+    def change(array):
+        array = array.copy()
+        array[(0,) * array.ndim] = value
+        return array
+
+    return change
+
+
+BAD_REQUESTS = {
+    "an id beyond the vocab": (
+        dict(input_ids=set_last(30522)),
+        "serve: input_ids out of range; expected values in [0, vocab_size=30522)",
+    ),
+    "a negative id": (
+        dict(input_ids=set_last(-1)),
+        "serve: input_ids out of range; expected values in [0, vocab_size=30522)",
+    ),
+    "a segment id of 2": (
+        dict(segment_ids=set_last(2)),
+        "serve: segment_ids out of range; expected values in [0, type_vocab_size=2)",
+    ),
+    "a mask of 5": (
+        dict(input_mask=set_last(5)),
+        "serve: input_mask out of range; expected values in [0, 2)",
+    ),
+    "a shorter mask": (
+        dict(input_mask=lambda a: a[..., :-1]),
+        "serve: input_mask and input_ids differ in shape",
+    ),
+    "a batch of another size": (
+        dict(segment_ids=lambda a: a[:1]),
+        "serve: segment_ids and input_ids differ in shape",
+    ),
+}
+
+
+@pytest.mark.parametrize("model", ["cls", "swag"])
+@pytest.mark.parametrize("bad", list(BAD_REQUESTS))
+def test_a_bad_ids_request_is_refused_naming_the_input_and_its_limit(bad, model, exports):
+    serve = exports[model].signatures["serve"]
+    shape = (2, 30) if model == "cls" else (2, 4, 30)
+    assert serve(**request(shape))  # a good one is answered
+    changes, message = BAD_REQUESTS[bad]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
+        serve(**request(shape, **changes))
+
+
+@pytest.mark.parametrize("model", ["cls", "swag"])
+def test_a_request_of_more_tokens_than_positions_is_refused(model, exports):
+    serve = exports[model].signatures["serve"]
+    shape = (2, 65) if model == "cls" else (2, 4, 65)
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        serve(**request(shape))
+    assert "serve: more tokens than max_position_embeddings=64" in str(error.value)
+
+
+def test_the_raw_text_signatures_truncate_long_text_as_training_does(exports):
+    long_text = tf.constant([" ".join(["word"] * 1000), "short"])
+    out = exports["cls"].signatures["serving_default"](text_a=long_text, text_b=long_text)
+    assert out["probabilities"].shape == (2, 2)
+    endings = {f"ending{i}": long_text for i in range(4)}
+    out = exports["swag"].signatures["serving_default"](sent1=long_text, sent2=long_text, **endings)
+    assert out["probabilities"].shape == (2, 4)
