@@ -17,7 +17,7 @@ import os
 from typing import Any
 
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text
+from bert_tf.fileio import atomic_write_text, read_text
 
 # The original's defaults (modeling.BertConfig.__init__); vocab_size has none.
 DEFAULTS: dict[str, Any] = {
@@ -150,8 +150,7 @@ class BertConfig:
         json_file = os.fspath(json_file)
         if not os.path.isfile(json_file):
             raise InputError(f"{json_file}: no such bert_config.json file")
-        with open(json_file, encoding="utf-8") as f:
-            text = f.read()
+        text = read_text(json_file, "a bert_config.json (JSON)")
         try:
             values = json.loads(text)
         except json.JSONDecodeError as e:

@@ -18,6 +18,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import refuse_binary
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.progress import Progress
@@ -50,6 +51,9 @@ def read_examples(input_file: str) -> list[InputExample]:
     examples = []
     with open(input_file, "rb") as f:
         for unique_id, raw in enumerate(f):
+            refuse_binary(
+                raw, input_file, "text, one sentence (or 'A ||| B') a line", unique_id + 1
+            )
             line = convert_to_unicode(raw).strip()
             match = _PAIR.match(line)
             if match is None:

@@ -123,17 +123,56 @@ def atomic_write_text(path: str | os.PathLike, text: str) -> None:
         f.write(text)
 
 
+def read_text(path: str | os.PathLike, expected: str) -> str:
+    """The text of a UTF-8 file a user gives whole (a task's data, a config), a byte-order mark
+    dropped. Raises `InputError` naming the file, the line and `expected` (what the file should
+    be) for a binary file or for bytes that are not UTF-8, where Python would raise a
+    UnicodeDecodeError from deep inside the reader."""
+    with open(path, "rb") as f:
+        data = f.read()
+    refuse_binary(data, path, expected)
+    try:
+        return data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        line = data.count(b"\n", 0, e.start) + 1
+        column = e.start - data.rfind(b"\n", 0, e.start)
+        raise InputError(
+            f"{os.fspath(path)}:{line}: byte 0x{data[e.start]:02x} (column {column}) is not "
+            f"UTF-8; expected {expected}, UTF-8 text"
+        ) from None
+
+
+# The head of a streamed text file (a corpus) checked for NUL bytes, as git tells a binary
+# file: a stray NUL further on is dropped by the tokenizer, as the original drops it.
+BINARY_HEAD = 8000
+
+
+def refuse_binary(data: bytes, path: str | os.PathLike, expected: str, line: int = 1) -> None:
+    """Raises `InputError` when `data` (a file's bytes from `line` on) holds a NUL byte, which
+    text never does: a binary file (an archive, a TFRecord, an image) given for a text one."""
+    nul = data.find(b"\0")
+    if nul >= 0:
+        line += data.count(b"\n", 0, nul)
+        raise InputError(
+            f"{os.fspath(path)}:{line}: a NUL byte, as in a binary file; expected {expected}"
+        )
+
+
 def read_lines(path: str | os.PathLike, strict_utf8: bool = False) -> Iterator[str]:
     """Yields the lines of a text file as the original's `tf.gfile.GFile.readline` loop saw them.
 
     As TensorFlow's reader: only "\\n" ends a line (kept at the end of each line) and every "\\r"
     is dropped, even inside a line. Bytes that are not UTF-8 are dropped, as the original's
     `convert_to_unicode(..., errors="ignore")` intends, and counted in a warning at the end of
-    the file; `strict_utf8` makes them an `InputError` naming the file and line instead.
+    the file; `strict_utf8` makes them an `InputError` naming the file and line instead. A
+    binary file (a NUL byte in the first BINARY_HEAD bytes) is an `InputError` in any case.
     """
-    dropped = 0
+    dropped = offset = 0
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
+            if offset < BINARY_HEAD:
+                refuse_binary(raw[: BINARY_HEAD - offset], path, "text", number)
+                offset += len(raw)
             raw = raw.replace(b"\r", b"")
             try:
                 yield raw.decode("utf-8")
@@ -152,6 +191,7 @@ def read_lines(path: str | os.PathLike, strict_utf8: bool = False) -> Iterator[s
 
 def decode_utf8(data: bytes, path: str | os.PathLike, strict_utf8: bool = False) -> str:
     """A whole file's bytes as text, as `read_lines` decodes each line."""
+    refuse_binary(data[:BINARY_HEAD], path, "text")
     text = data.decode("utf-8", "ignore")
     dropped = len(data) - len(text.encode("utf-8"))
     if dropped and strict_utf8:

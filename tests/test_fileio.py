@@ -93,3 +93,43 @@ def test_strict_utf8_makes_them_an_error_naming_the_line(tmp_path):
     path.write_bytes("ok\nCafé\n".encode("latin-1"))
     with pytest.raises(InputError, match=f"{path}:2: 1 byte\\(s\\) that are not UTF-8"):
         list(read_lines(path, strict_utf8=True))
+
+
+def read_every_kind(kind: str, path: str):
+    """Each reader of a file a user gives: task data, configs, corpora, feature inputs."""
+    from bert_tf.config import BertConfig
+    from bert_tf.extract_features import read_examples
+    from bert_tf.ner.data import read_conll_file
+    from bert_tf.squad.data import read_squad_file
+    from bert_tf.swag.data import read_swag_examples
+
+    readers = {
+        "CoNLL": read_conll_file,
+        "SWAG": read_swag_examples,
+        "SQuAD": read_squad_file,
+        "bert_config": BertConfig.from_json_file,
+        "corpus": lambda p: list(read_lines(p)),
+        "extract_features": read_examples,
+    }
+    return readers[kind](path)
+
+
+KINDS = ["CoNLL", "SWAG", "SQuAD", "bert_config", "corpus", "extract_features"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_binary_file_given_for_text_is_refused_naming_the_file_and_line(kind, tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(b"first line\n" + bytes(range(256)))  # a NUL on line 2
+    with pytest.raises(InputError) as error:
+        read_every_kind(kind, str(path))
+    assert str(error.value).startswith(f"{path}:2: a NUL byte, as in a binary file; expected ")
+
+
+@pytest.mark.parametrize("kind", ["CoNLL", "SWAG", "SQuAD", "bert_config"])
+def test_a_task_file_that_is_not_utf8_names_the_file_line_and_byte(kind, tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(b"first line\nCaf\xe9 -X- O\n")
+    with pytest.raises(InputError) as error:
+        read_every_kind(kind, str(path))
+    assert str(error.value).startswith(f"{path}:2: byte 0xe9 (column 4) is not UTF-8; expected ")

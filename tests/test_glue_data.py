@@ -184,6 +184,33 @@ def test_bad_rows_name_the_file_and_line(rows, message, tmp_path):
         get_processor("rte").get_train_examples(str(tmp_path))
 
 
+def test_a_file_of_another_tasks_columns_names_the_task(tmp_path):
+    write_tsv(tmp_path / "train.tsv", [["sentence", "label"], ["a fine film", "1"]])  # SST-2's
+    with pytest.raises(InputError) as error:
+        get_processor("mrpc").get_train_examples(str(tmp_path))
+    assert str(error.value).endswith(
+        "train.tsv:2: 2 tab-separated column(s); MRPC's train.tsv has at least 5 (is "
+        "--task_name=MRPC the right task?)"
+    )
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"index\tsentence1\tsentence2\tlabel\n0\tCaf\xe9\tb\tentailment\n",
+         "train.tsv:2: byte 0xe9 (column 6) is not UTF-8; expected a tab-separated GLUE file, "
+         "UTF-8 text"),
+        (b"PK\x03\x04\x14\x00\x00\x00", "train.tsv:1: a NUL byte, as in a binary file; "
+                                         "expected a tab-separated GLUE file"),
+    ],
+)  # fmt: skip
+def test_a_file_that_is_not_utf8_text_names_the_file_and_line(data, message, tmp_path):
+    (tmp_path / "train.tsv").write_bytes(data)
+    with pytest.raises(InputError) as error:
+        get_processor("rte").get_train_examples(str(tmp_path))
+    assert str(error.value) == f"{tmp_path / message}"
+
+
 def test_a_missing_file_is_named(tmp_path):
     with pytest.raises(InputError, match=r"dev.tsv: no such file"):
         get_processor("rte").get_dev_examples(str(tmp_path))

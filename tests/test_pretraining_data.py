@@ -278,7 +278,8 @@ def test_a_failed_write_leaves_no_file(tmp_path):
 
 def test_blank_lines_split_documents_and_bad_bytes_are_dropped(tmp_path):
     path = tmp_path / "corpus.txt"
-    path.write_bytes(b"a b\r\n\xffa\n\n\n\x00\nb\n")
+    # A NUL byte past the head that tells a binary file (fileio.BINARY_HEAD) is dropped too.
+    path.write_bytes(b"a b\r\n\xffa\n\n\n" + b" " * 8000 + b"\x00\nb\n")
     tokenizer = FullTokenizer(SAMPLE_DATA / "vocab.txt")
     documents = read_documents([str(path)], tokenizer)
     a, b = tokenizer.vocab["a"], tokenizer.vocab["b"]

@@ -11,9 +11,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import read_text
 from bert_tf.tokenization import convert_to_unicode
 
 
@@ -41,8 +43,8 @@ def read_tsv(path: str, header: bool, columns: int | None = None) -> list[tuple[
     """
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file (check --data_dir and --task_name)")
-    with open(path, encoding="utf-8-sig", newline="") as f:
-        rows = list(csv.reader(f, delimiter="\t", quotechar=None))
+    text = read_text(path, "a tab-separated GLUE file")
+    rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar=None))
     if not rows or (header and len(rows) == 1):
         raise InputError(f"{path}: the file has no examples")
     if header:
@@ -109,6 +111,13 @@ class DataProcessor:
         file_name, header, a, b, label_column = self._columns[split]
         path = os.path.join(data_dir, file_name)
         rows = read_tsv(path, header, None if header else self._headerless_columns)
+        # Every row has the first one's width (read_tsv): enough for the columns read?
+        needed = 1 + max(i for i in (0, a, b, label_column) if i is not None)
+        if len(rows[0][1]) < needed:
+            raise InputError(
+                f"{path}:{rows[0][0]}: {len(rows[0][1])} tab-separated column(s); {self.name}'s "
+                f"{file_name} has at least {needed} (is --task_name={self.name} the right task?)"
+            )
         examples = []
         for line, row in rows:
             if not self._keep(split, row):

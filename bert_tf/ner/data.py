@@ -13,10 +13,12 @@ Every line of a file must have as many columns as its first; every tag must be "
 from __future__ import annotations
 
 import dataclasses
+import io
 import os
 from collections.abc import Iterable, Sequence
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import read_text
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
 from bert_tf.task import LABELS_FILE
 from bert_tf.tfds import load_prepared
@@ -95,8 +97,7 @@ def read_conll_file(path: str) -> ConllFile:
     """
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file")
-    with open(path, encoding="utf-8") as f:
-        return parse_conll_lines(f, path)
+    return parse_conll_lines(io.StringIO(read_text(path, "a CoNLL column file")), path)
 
 
 def parse_conll_lines(lines: Iterable[str], source: str) -> ConllFile:

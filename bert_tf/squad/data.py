@@ -16,6 +16,7 @@ import logging
 import os
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import read_text
 from bert_tf.tfds import load_prepared
 
 logger = logging.getLogger(__name__)
@@ -73,13 +74,11 @@ def read_squad_file(path: str) -> dict:
     """
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file (expected a SQuAD JSON file)")
+    text = read_text(path, "a SQuAD JSON file")
     try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
+        return json.loads(text)
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not valid JSON ({e}); expected a SQuAD JSON file") from None
-    except UnicodeDecodeError as e:
-        raise InputError(f"{path}: not UTF-8 text ({e}); expected a SQuAD JSON file") from None
 
 
 def _field(item, key: str, kind: type | tuple, source: str, where: str):

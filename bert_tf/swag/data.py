@@ -15,9 +15,11 @@ from __future__ import annotations
 
 import csv
 import dataclasses
+import io
 import os
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import read_text
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
@@ -59,7 +61,7 @@ def read_swag_examples(path: str, has_label: bool = True) -> list[SwagExample]:
     """
     if not os.path.isfile(path):
         raise InputError(f"{path}: no such file (check --data_dir)")
-    with open(path, encoding="utf-8-sig", newline="") as f:
+    with io.StringIO(read_text(path, "a SWAG CSV file"), newline="") as f:
         reader = csv.DictReader(f)
         header = reader.fieldnames or []
         required = TEXT_COLUMNS + (("label",) if has_label else ())
