@@ -24,8 +24,7 @@ import weakref
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf.errors import InputError
-from bert_tf.tokenization import require_tokens
+from bert_tf.tokenization import load_vocab, require_tokens
 
 # As tokenization.py: what _is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
 # what _is_chinese_char counts.
@@ -45,24 +44,13 @@ def normalized_vocab_file(vocab_file: str, directory: str) -> tuple[str, dict[st
     (the table is keyed by whole lines); returns that path and the token -> id map.
 
     Raises:
-        InputError: the vocab has a token twice (its ids would be ambiguous in a table).
+        InputError: the vocab has a token twice (`load_vocab`).
     """
-    tokens = []
-    ids: dict[str, int] = {}
-    with open(vocab_file, encoding="utf-8", errors="ignore") as f:
-        for index, line in enumerate(f):
-            token = line.strip()
-            if token in ids:
-                raise InputError(
-                    f"{vocab_file}:{index + 1}: token {token!r} already on line "
-                    f"{ids[token] + 1}; a vocab must list each token once"
-                )
-            ids[token] = index
-            tokens.append(token)
+    ids = load_vocab(vocab_file)
     path = os.path.join(directory, "vocab.txt")
     with open(path, "w", encoding="utf-8") as f:
-        f.write("".join(token + "\n" for token in tokens))
-    return path, ids
+        f.write("".join(token + "\n" for token in ids))
+    return path, dict(ids)
 
 
 class InGraphTokenizer(tf.Module):

@@ -125,13 +125,20 @@ def printable_text(text: str | bytes) -> str:
 def load_vocab(vocab_file: str | os.PathLike[str]) -> collections.OrderedDict[str, int]:
     """Read a vocabulary: one token per line, its id being its line number (from 0).
 
-    As the original, each line is stripped of surrounding whitespace; a blank line is the token "",
-    and a repeated token keeps its first position but takes the id of its last line.
+    As the original, each line is stripped of surrounding whitespace and a blank line is the
+    token "". Unlike the original, which gives a repeated token the id of its last line (and
+    every later token's id no longer matches the model's row), a token twice is an error.
     """
     vocab: collections.OrderedDict[str, int] = collections.OrderedDict()
     try:
         for index, line in enumerate(read_lines(vocab_file)):
-            vocab[line.strip()] = index
+            token = line.strip()
+            if token in vocab:
+                raise InputError(
+                    f"{os.fspath(vocab_file)}:{index + 1}: token {token!r} already on line "
+                    f"{vocab[token] + 1}; a vocab must list each token once (its id is its line)"
+                )
+            vocab[token] = index
     except FileNotFoundError:
         raise InputError(
             f"vocab file {os.fspath(vocab_file)!r} not found: expected a vocab file with one "

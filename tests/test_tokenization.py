@@ -215,3 +215,16 @@ def test_a_vocab_without_the_special_tokens_is_named_with_those_it_lacks(tmp_pat
     with pytest.raises(InputError, match=r"vocab.txt' has no \[CLS\], \[MASK\]: expected"):
         tokenization.require_tokens(vocab, vocab_file, ("[CLS]", "[SEP]", "[MASK]"))
     tokenization.require_tokens(vocab, vocab_file, ("[SEP]",))  # one it has
+
+
+def test_a_vocab_with_a_token_twice_is_refused_where_every_script_loads_it(tmp_path):
+    # The original gives "hello" the id 5 and leaves line 5's row unused: every id after a
+    # duplicate would then differ from the model's row. Refused in load_vocab, before any work.
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("[PAD]\n[UNK]\n[CLS]\n[SEP]\nhello\nhello\n", encoding="utf-8")
+    with pytest.raises(InputError) as error:
+        tokenization.FullTokenizer(str(vocab))
+    assert str(error.value) == (
+        f"{vocab}:6: token 'hello' already on line 5; a vocab must list each token once (its "
+        "id is its line)"
+    )
