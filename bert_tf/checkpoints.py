@@ -222,7 +222,14 @@ def load_named_tensors(
     missing_heads = _missing_heads(model, table, {**present, **dict.fromkeys(optional)}, source)
     left_out = set(missing_heads) | set(missing_optional)
     to_load = {name: variable for name, variable in table.items() if name not in left_out}
-    # Every shape is checked before any value is assigned: a failed load changes nothing.
+    # Nothing is assigned before every check: a failed load changes nothing.
+    extra = _layers(unexpected)
+    if extra:
+        raise InputError(
+            f"{source}: has encoder layers {_span(extra)} beyond the model's "
+            f"{len(_layers(table))} (num_hidden_layers); does bert_config.json belong to this "
+            "checkpoint?"
+        )
     for name, variable in to_load.items():
         if list(shapes[name]) != list(variable.shape):
             raise InputError(
@@ -245,6 +252,16 @@ def load_named_tensors(
     if unexpected:
         logger.info("%s: not loaded (not in the model): %s", source, _listing(unexpected))
     return LoadReport(loaded=loaded, missing=missing, unexpected=unexpected, skipped=skipped)
+
+
+def _layers(names) -> list[int]:
+    """The encoder layers (`bert/encoder/layer_<i>/...`) that `names` hold variables of."""
+    found = (re.match(r"bert/encoder/layer_(\d+)/", name) for name in names)
+    return sorted({int(match.group(1)) for match in found if match})
+
+
+def _span(layers: list[int]) -> str:
+    return f"layer_{layers[0]}" + (f" to layer_{layers[-1]}" if len(layers) > 1 else "")
 
 
 def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.PathLike) -> str:

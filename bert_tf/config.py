@@ -13,11 +13,14 @@ from __future__ import annotations
 
 import copy
 import json
+import logging
 import os
 from typing import Any
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, read_text
+
+logger = logging.getLogger(__name__)
 
 # The original's defaults (modeling.BertConfig.__init__); vocab_size has none.
 DEFAULTS: dict[str, Any] = {
@@ -155,7 +158,18 @@ class BertConfig:
             values = json.loads(text)
         except json.JSONDecodeError as e:
             raise InputError(f"{json_file}: not valid JSON ({e})") from None
-        return cls.from_dict(values, source=json_file)
+        config = cls.from_dict(values, source=json_file)
+        # As the original, a key the file lacks takes BERT-Base's default: said, not silent.
+        missing = [key for key in DEFAULTS if key not in values]
+        if missing:
+            logger.warning(
+                "%s has no %s; using the original's default%s: %s",
+                json_file,
+                ", ".join(missing),
+                "s" if len(missing) > 1 else "",
+                ", ".join(f"{key}={DEFAULTS[key]!r}" for key in missing),
+            )
+        return config
 
     def to_dict(self) -> dict[str, Any]:
         values = {key: getattr(self, key) for key in KNOWN_KEYS}

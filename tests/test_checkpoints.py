@@ -155,6 +155,23 @@ def test_partial_heads_are_an_error(tmp_path, oracle_checkpoint):
         load_original_checkpoint(BertPretrainer(oracle_config()), prefix)
 
 
+def test_a_checkpoint_with_more_layers_than_the_config_is_an_error(oracle_checkpoint):
+    # The original would train with the extra layers silently left out.
+    layers = oracle_config().num_hidden_layers
+    config = BertConfig.from_dict({**oracle_config().to_dict(), "num_hidden_layers": 1})
+    encoder = BertEncoder(config)
+    before = [w.numpy() for w in encoder.weights]
+    with pytest.raises(InputError) as error:
+        load_original_checkpoint(encoder, oracle_checkpoint)
+    assert str(error.value) == (
+        f"{oracle_checkpoint}: has encoder layers layer_1"
+        + (f" to layer_{layers - 1}" if layers > 2 else "")
+        + " beyond the model's 1 (num_hidden_layers); does bert_config.json belong to this "
+        "checkpoint?"
+    )
+    assert all((a == w.numpy()).all() for a, w in zip(before, encoder.weights, strict=True))
+
+
 def test_shape_mismatch_names_the_variable_and_both_shapes(oracle_checkpoint):
     config = BertConfig.from_dict({**oracle_config().to_dict(), "intermediate_size": 48})
     with pytest.raises(InputError) as error:

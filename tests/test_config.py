@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import logging
 
 import pytest
 from conftest import ORACLE_FIXTURES, tiny_config_dict
@@ -90,3 +91,18 @@ def test_vocab_larger_than_the_embedding_table_is_an_error():
 
 def test_every_hidden_act_has_a_function():
     assert set(HIDDEN_ACTS) == set(ACTIVATIONS)
+
+
+def test_a_file_missing_keys_says_which_defaults_it_takes(tmp_path, caplog):
+    path = tmp_path / "bert_config.json"
+    path.write_text(json.dumps({"vocab_size": 99, "hidden_size": 32, "num_attention_heads": 4}))
+    with caplog.at_level(logging.WARNING):
+        config = BertConfig.from_json_file(path)
+    assert config.num_hidden_layers == 12  # as the original: BERT-Base's default
+    (warning,) = [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING]
+    assert warning.startswith(f"{path} has no num_hidden_layers, intermediate_size, hidden_act, ")
+    assert "using the original's defaults: num_hidden_layers=12, intermediate_size=3072" in warning
+    caplog.clear()
+    config.to_json_file(tmp_path / "whole.json")
+    BertConfig.from_json_file(tmp_path / "whole.json")
+    assert not caplog.records  # a whole file: not a word
