@@ -7,9 +7,12 @@ the one where it has the most context. In Python (featurization) and in TensorFl
 from __future__ import annotations
 
 import dataclasses
+import logging
 from collections.abc import Sequence
 
 import tensorflow as tf
+
+logger = logging.getLogger(__name__)
 
 
 @dataclasses.dataclass
@@ -30,6 +33,19 @@ def doc_spans(num_tokens: int, max_tokens_for_doc: int, doc_stride: int) -> list
             break
         start += min(length, doc_stride)
     return spans
+
+
+def warn_of_long_stride(doc_stride: int, max_tokens_for_doc: int, room: str) -> None:
+    """Says when windows of `max_tokens_for_doc` pieces cannot start `doc_stride` apart: as
+    the original, each then starts where the one before ended (no overlap), and a word at a
+    window's edge is predicted with no context on one side."""
+    if doc_stride > max_tokens_for_doc:
+        logger.warning(
+            "--doc_stride=%d is longer than a window's %d pieces (%s): windows will not "
+            "overlap, each starting where the one before ends; a stride of at most half a "
+            "window gives every word context on both sides",
+            doc_stride, max_tokens_for_doc, room,
+        )  # fmt: skip
 
 
 def is_max_context(spans: Sequence[DocSpan], span_index: int, position: int) -> bool:

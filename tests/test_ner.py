@@ -4,6 +4,8 @@ classifier fine-tuned or on frozen features, and its loss."""
 
 from __future__ import annotations
 
+import logging
+
 import numpy as np
 import pytest
 from conftest import REPO, SAMPLE_DATA, tiny_config
@@ -314,3 +316,16 @@ def test_tensorflow_datasets_conll2003_reads_as_the_column_file(tmp_path):
     assert conll.sentences[1].tags == ["B-PER", "I-PER"]
     with pytest.raises(InputError, match=r"^--use_tfds: conll2003 \(split dev\) is not prepared"):
         tfds_conll2003("dev", str(tmp_path))
+
+
+def test_a_stride_longer_than_the_window_says_the_windows_will_not_overlap(caplog):
+    from bert_tf.ner.options import NerOptions
+
+    options = NerOptions(
+        bert_config_file="c", vocab_file="v", output_dir="o", do_train=True, data_dir="d",
+        max_seq_length=32, doc_stride=64,
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        options.check()
+    (message,) = [r.getMessage() for r in caplog.records]
+    assert message.startswith("--doc_stride=64 is longer than a window's 30 pieces ")

@@ -268,3 +268,19 @@ def test_the_count_of_skipped_questions_is_repeated_at_the_end_of_the_run(tmp_pa
         f"{train_file}: 1 of 2 training questions skipped: their answer text is not at "
         "answer_start in the context's words (as the original)"
     ]
+
+
+def test_a_stride_longer_than_the_window_says_the_windows_will_not_overlap(caplog):
+    from bert_tf.squad.options import SquadOptions
+
+    options = SquadOptions(
+        bert_config_file="c", vocab_file="v", output_dir="o", do_train=True, train_file="t",
+        max_seq_length=128,  # the original's default doc_stride 128 with a 61-piece window
+    )  # fmt: skip
+    with caplog.at_level(logging.WARNING):
+        options.check()
+    assert [r.getMessage() for r in caplog.records] == [
+        "--doc_stride=128 is longer than a window's 61 pieces (--max_seq_length=128 - "
+        "--max_query_length=64 - 3): windows will not overlap, each starting where the one "
+        "before ends; a stride of at most half a window gives every word context on both sides"
+    ]

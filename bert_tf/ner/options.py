@@ -6,6 +6,7 @@ from bert_tf.modeling.token_classifier import FEATURES
 from bert_tf.options import one_of, option, options, positive, redefault
 from bert_tf.runtime import EvalOptions
 from bert_tf.task_options import DataDirOptions, FineTuningOptions, TfdsOptions
+from bert_tf.windows import warn_of_long_stride
 
 
 @options
@@ -60,3 +61,8 @@ class NerOptions(FineTuningOptions, EvalOptions, DataDirOptions, TfdsOptions):
         "Also write a SavedModel for TF Serving here: raw text in, entities with character "
         "offsets out (and the ids signature).",
     )
+
+    def check(self) -> None:
+        super().check()
+        room = f"--max_seq_length={self.max_seq_length} - 2"
+        warn_of_long_stride(self.doc_stride, self.max_seq_length - 2, room)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from bert_tf.errors import InputError
 from bert_tf.options import option, options, positive, redefault
 from bert_tf.task_options import BilstmOptions, FineTuningOptions, TfdsOptions
+from bert_tf.windows import warn_of_long_stride
 
 
 @options
@@ -68,3 +69,9 @@ class SquadOptions(FineTuningOptions, TfdsOptions, BilstmOptions):
                 f"--max_query_length={self.max_query_length} + 3 ([CLS], [SEP], [SEP]): "
                 "no room is left for the context"
             )
+        warn_of_long_stride(
+            self.doc_stride,
+            self.max_seq_length - self.max_query_length - 3,
+            f"--max_seq_length={self.max_seq_length} - --max_query_length="
+            f"{self.max_query_length} - 3",
+        )
