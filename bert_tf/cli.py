@@ -1,11 +1,12 @@
 """What every top-level script shares: a start-up without TensorFlow's C++ INFO lines (scripts
 import this module before TensorFlow), its flags made from its options dataclass and listed by
 --help, bad input (or a diverged training) as one line on stderr and exit status 1; a run
-stopped by SIGTERM as one line and exit status 143."""
+stopped by SIGTERM or Ctrl-C as one line and exit status 128 + the signal (143, 130)."""
 
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from collections.abc import Callable
 
@@ -16,8 +17,9 @@ from bert_tf.errors import InputError, Preempted, TrainingDiverged
 # TF_CPP_MIN_LOG_LEVEL the user set wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1")
 
-# 128 + SIGTERM, what a shell reports for a process that SIGTERM ended: a scheduler restarts it.
-PREEMPTED_EXIT_STATUS = 143
+# 128 + the signal, what a shell reports for a process the signal ended: 143 for SIGTERM (a
+# scheduler restarts it), 130 for Ctrl-C.
+SIGNAL_EXIT_STATUS_BASE = 128
 
 
 def run(main: Callable[[list[str]], None]) -> None:
@@ -37,7 +39,10 @@ def run(main: Callable[[list[str]], None]) -> None:
             sys.exit(1)
         except Preempted as e:
             print(f"{program}: {e}", file=sys.stderr)
-            sys.exit(PREEMPTED_EXIT_STATUS)
+            sys.exit(SIGNAL_EXIT_STATUS_BASE + e.signal_number)
+        except KeyboardInterrupt:  # Ctrl-C outside training's steps: nothing to save there
+            print(f"{program}: interrupted by Ctrl-C (SIGINT)", file=sys.stderr)
+            sys.exit(SIGNAL_EXIT_STATUS_BASE + signal.SIGINT)
 
     app.run(guarded, flags_parser=parse_flags)
 

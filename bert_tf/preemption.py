@@ -1,9 +1,10 @@
-"""A termination notice turned into a stop at the next training step.
+"""A termination notice (or Ctrl-C) turned into a stop at the next training step.
 
 SIGTERM is what preemptible VMs, TPU maintenance, Kubernetes and Slurm send some seconds before
-they kill a process. `StopFlag.watching()` catches it and sets a variable that the training
-step reads and all-reduces, so every replica and worker stops after the same step; the trainer
-then saves that step's checkpoint and raises `Preempted`.
+they kill a process; SIGINT is a user's Ctrl-C, answered the same way. `StopFlag.watching()`
+catches it and sets a variable that the training step reads and all-reduces, so every replica
+and worker stops after the same step; the trainer then saves that step's checkpoint and raises
+`Preempted`.
 
 Why a thread: Python runs a signal handler only between bytecodes, not while a loop of steps
 runs in the graph. The handler's C part writes the signal number to a wakeup socket at once; a
@@ -19,8 +20,8 @@ import threading
 
 import tensorflow as tf
 
-# The signals that ask a training run to stop: the notice before a kill.
-STOP_SIGNALS = (signal.SIGTERM,)
+# The signals that ask a training run to stop: the notice before a kill, and Ctrl-C.
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 
 
 class StopFlag:

@@ -20,6 +20,7 @@ import datetime
 import logging
 import math
 import os
+import signal
 import time
 
 import numpy as np
@@ -444,11 +445,13 @@ class Trainer:
                 if path:
                     logger.info("saved %s", path)
             if stopped:
-                reason = self.stop_flag.signal_name or "a stop signal to another worker"
+                name = self.stop_flag.signal_name
+                reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
                 saved = self.manager.latest_checkpoint if self.manager else "nothing"
                 raise Preempted(
-                    f"stopped by {reason} at step {step}; saved {saved}; run the same command "
-                    "again to resume from it"
+                    f"stopped by {reason or 'a stop signal to another worker'} at step {step}; "
+                    f"saved {saved}; run the same command again to resume from it",
+                    signal.Signals[name] if name else signal.SIGTERM,
                 )
         return metrics
 

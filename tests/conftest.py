@@ -73,9 +73,12 @@ def run_script(
     )
 
 
-def sigterm_during_training(args: list[str], last_line_before: str) -> tuple[int, str]:
-    """Starts `python *args`, sends SIGTERM a few seconds after the log line that starts with
-    `last_line_before` (the script's last before its loop of steps); its exit status and stderr."""
+def sigterm_during_training(
+    args: list[str], last_line_before: str, signal_number: int = signal.SIGTERM
+) -> tuple[int, str]:
+    """Starts `python *args`, sends SIGTERM (or `signal_number`) a few seconds after the log
+    line that starts with `last_line_before` (the script's last before its loop of steps); its
+    exit status and stderr."""
     process = subprocess.Popen(
         [sys.executable, *args], cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE, text=True,
@@ -85,7 +88,7 @@ def sigterm_during_training(args: list[str], last_line_before: str) -> tuple[int
             if line.split("] ")[-1].startswith(last_line_before):
                 break
         time.sleep(3)  # into the loop of steps
-        process.send_signal(signal.SIGTERM)
+        process.send_signal(signal_number)
         _, stderr = process.communicate(timeout=60)
     finally:
         process.kill()

@@ -7,6 +7,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import signal
 import subprocess
 import sys
 
@@ -131,3 +132,25 @@ def test_a_healthy_run_prints_no_tensorflow_info_line_after_start_up(tmp_path):
     succeeded(result)
     # Nothing after that: no CPU-instruction banner (cpu_feature_guard), no set-up notes.
     assert cpp_info_sources(result.stderr) <= cpp_info_sources(loading.stderr), result.stderr
+
+
+def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("A sentence of the corpus, said again and again.\n" * 400_000)
+    process = subprocess.Popen(
+        [sys.executable, "create_vocab.py", f"--input_file={corpus}",
+         f"--output_file={tmp_path / 'vocab.txt'}"],
+        cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+    try:
+        for line in process.stderr:
+            if "create_vocab" in line:  # its first log line: at work, counting words
+                break
+        process.send_signal(signal.SIGINT)
+        _, stderr = process.communicate(timeout=60)
+    finally:
+        process.kill()
+    assert process.returncode == 130, stderr
+    assert "Traceback" not in stderr
+    assert stderr.splitlines()[-1] == "create_vocab.py: interrupted by Ctrl-C (SIGINT)"
+    assert not (tmp_path / "vocab.txt").exists()

@@ -8,6 +8,7 @@ two local workers, and answers bad input with one error line.
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import socket
 import subprocess
@@ -207,6 +208,25 @@ def test_every_nth_checkpoint_is_kept_beside_the_last_few(setup, tmp_path):
     assert [step_2.get_tensor(name), step_4.get_tensor(name)] == [2, 4]
 
 
+def test_resume_input_goes_on_where_the_stopped_run_was_in_its_records(setup, tmp_path):
+    whole = tmp_path / "whole"
+    assert run_script(*pretraining_args(setup, whole)).returncode == 0
+    uninterrupted = summaries(whole / "train")["masked_lm_loss"]
+    for resume_input in (True, False):  # False: the original's, from the first record again
+        resumed = tmp_path / f"resume_input_{resume_input}"
+        resumed.mkdir()
+        for path in whole.glob("ckpt-3.*"):
+            shutil.copy(path, resumed)
+        result = run_script(*pretraining_args(setup, resumed, resume_input=resume_input))
+        assert result.returncode == 0, result.stderr
+        skipped = "resuming the input after the 24 records read so far" in result.stderr
+        assert skipped == resume_input
+        losses = summaries(resumed / "train")["masked_lm_loss"]
+        assert set(losses) == {4, 5, 6}
+        same = [losses[step] == pytest.approx(uninterrupted[step], rel=1e-5) for step in losses]
+        assert same == [resume_input] * 3
+
+
 def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
     from bert_tf.checkpoints import left_to_right_config
     from bert_tf.finetuning import load_model_files
@@ -277,7 +297,16 @@ def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_pa
     assert tf.train.latest_checkpoint(str(output_dir)).endswith(f"ckpt-{total}")
 
 
-def test_sigterm_saves_the_step_reached_and_the_rerun_resumes_from_it(setup, tmp_path):
+@pytest.mark.parametrize(
+    "stop, status, said",
+    [
+        (signal.SIGTERM, 143, "SIGTERM"),  # as a process SIGTERM ended: schedulers restart it
+        (signal.SIGINT, 130, "Ctrl-C (SIGINT)"),  # a user's Ctrl-C: the same, and its status
+    ],
+)
+def test_sigterm_or_ctrl_c_saves_the_step_reached_and_the_rerun_resumes_from_it(
+    stop, status, said, setup, tmp_path
+):
     output_dir = tmp_path / "out"
     # One loop of 100,000 steps, no checkpoint or log due: only the signal can stop it early.
     never = 100_000
@@ -285,13 +314,14 @@ def test_sigterm_saves_the_step_reached_and_the_rerun_resumes_from_it(setup, tmp
         setup, output_dir, num_train_steps=never, save_checkpoints_steps=never,
         iterations_per_loop=never, log_steps=never,
     )  # fmt: skip
-    returncode, stderr = sigterm_during_training(args, "training adamw to step")
+    returncode, stderr = sigterm_during_training(args, "training adamw to step", stop)
 
-    assert returncode == 143  # as a process that SIGTERM ended: schedulers restart it
+    assert returncode == status
+    assert "Traceback" not in stderr
     stopped_at = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
     assert 1 <= stopped_at < never
     assert stderr.splitlines()[-1] == (
-        f"run_pretraining.py: stopped by SIGTERM at step {stopped_at}; saved "
+        f"run_pretraining.py: stopped by {said} at step {stopped_at}; saved "
         f"{output_dir / f'ckpt-{stopped_at}'}; run the same command again to resume from it"
     )
     assert not (output_dir / "pretrained").exists()  # the run is not complete
