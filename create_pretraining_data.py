@@ -15,7 +15,7 @@ import os
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import check_writable_folder
+from bert_tf.fileio import check_output_file
 from bert_tf.options import check_options, option, options
 from bert_tf.pretraining.documents import documents_from_texts, expand_input_files, tfds_texts
 from bert_tf.pretraining.generate import (
@@ -69,7 +69,7 @@ class CreatePretrainingDataOptions(GeneratorOptions):
             directory = os.path.dirname(path) or "."
             if not os.path.isdir(directory):
                 raise InputError(f"--output_file={path}: the directory {directory} does not exist")
-            check_writable_folder(directory, "--output_file")
+            check_output_file(path, "--output_file")
         if self.num_workers is not None and (self.num_workers < 1 or "," in self.output_file):
             raise InputError(
                 f"--num_workers={self.num_workers} needs a positive count and one "

@@ -15,7 +15,7 @@ import logging
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.fileio import atomic_write_text
+from bert_tf.fileio import atomic_write_text, check_output_file
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.vocab_builder import build_vocab, count_words
 
@@ -38,6 +38,7 @@ flags.DEFINE_integer(
 def main(argv: list[str]) -> None:
     del argv
     cli.require(FLAGS, "input_file", "output_file")
+    check_output_file(FLAGS.output_file, "--output_file")
     input_files = expand_input_files(FLAGS.input_file)
     counts = count_words(input_files, FLAGS.do_lower_case, FLAGS.strict_utf8)
     logging.info("Counted %d distinct words", len(counts))

@@ -12,7 +12,6 @@ from bert_tf import cli  # first: it quiets TensorFlow's start-up, before Tensor
 
 # isort: split
 import logging
-import os
 
 import tensorflow as tf
 from absl import flags
@@ -27,7 +26,7 @@ from bert_tf.extract_features import (
     parse_layer_indexes,
     read_examples,
 )
-from bert_tf.fileio import atomic_open, check_writable_folder
+from bert_tf.fileio import atomic_open, check_output_file
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import (
     FullTokenizer,
@@ -73,7 +72,7 @@ flags.DEFINE_bool(
 
 def check_flags() -> BertConfig:
     cli.require(FLAGS, "input_file", "output_file", "bert_config_file", "vocab_file")
-    check_writable_folder(os.path.dirname(FLAGS.output_file) or ".", "--output_file")
+    check_output_file(FLAGS.output_file, "--output_file")
     config = BertConfig.from_json_file(FLAGS.bert_config_file)
     if FLAGS.max_seq_length > config.max_position_embeddings:
         raise InputError(

@@ -23,7 +23,7 @@ from absl import flags
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, decode_utf8
+from bert_tf.fileio import atomic_open, check_output_file, decode_utf8
 from bert_tf.pretraining.corpus import book_document, corpus_text, paragraph_documents
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.progress import Progress
@@ -99,6 +99,9 @@ def main(argv: list[str]) -> None:
             f"--num_heldout_documents={FLAGS.num_heldout_documents} --heldout_file="
             f"{FLAGS.heldout_file}: give both (a positive count and a file) or neither"
         )
+    check_output_file(FLAGS.output_file, "--output_file")
+    if FLAGS.heldout_file:
+        check_output_file(FLAGS.heldout_file, "--heldout_file")
     input_files = expand_input_files(FLAGS.input_file)
     documents = []
     seen: set[bytes] = set()

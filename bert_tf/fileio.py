@@ -44,14 +44,27 @@ def check_writable_folder(folder: str, flag: str) -> None:
     """
     if "://" in folder:
         return
+    if os.path.lexists(folder) and not os.path.isdir(folder):
+        raise InputError(f"{flag}={folder}: is a file; expected a folder")
     try:
         os.makedirs(folder, exist_ok=True)
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as e:
-        if e.errno not in DISK_ERRNOS:
+        # ENOTDIR, EEXIST: a file where the path needs a folder (FILE/sub).
+        if e.errno not in DISK_ERRNOS | {errno.ENOTDIR, errno.EEXIST}:
             raise
         raise InputError(f"{flag}: cannot write in {folder} ({e.strerror})") from None
+
+
+def check_output_file(path: str, flag: str) -> None:
+    """Raises `InputError` naming `flag` unless a file can be written at `path`: not a folder,
+    in a folder that is one and takes files (made if missing)."""
+    if "://" in path:
+        return
+    if os.path.isdir(path):
+        raise InputError(f"{flag}={path}: is a folder; expected the path of a file to write")
+    check_writable_folder(os.path.dirname(path) or ".", flag)
 
 
 def temporary_prefix(path: str) -> str:
@@ -90,6 +103,8 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     """
     path = os.fspath(path)
     directory = os.path.dirname(path) or "."
+    if os.path.isdir(path):  # os.replace would put the file in its place, or fail late
+        raise InputError(f"{path}: is a folder; expected the path of a file to write")
     tmp_path = None
     try:
         os.makedirs(directory, exist_ok=True)
@@ -111,7 +126,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         # reading another file inside the block is that file's.
         if (
             isinstance(e, OSError)
-            and e.errno in DISK_ERRNOS
+            and e.errno in DISK_ERRNOS | {errno.ENOTDIR, errno.EEXIST}
             and e.filename in (None, path, tmp_path, directory)
         ):
             raise cannot_write(path, e) from None

@@ -12,7 +12,7 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO, SAMPLE_DATA, SCRIPT_ENV, run_script, succeeded
+from conftest import FIXTURES, REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, succeeded
 
 # The absl scripts: all the top-level ones and those of scripts/ (the others there use argparse).
 SCRIPTS = [
@@ -154,3 +154,34 @@ def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
     assert "Traceback" not in stderr
     assert stderr.splitlines()[-1] == "create_vocab.py: interrupted by Ctrl-C (SIGINT)"
     assert not (tmp_path / "vocab.txt").exists()
+
+
+@pytest.mark.parametrize(
+    "script, flag",
+    [
+        ("create_vocab.py", "--output_file"),
+        ("prepare_corpus.py", "--output_file"),
+        ("create_pretraining_data.py", "--output_file"),
+        ("run_pretraining.py", "--output_dir"),
+    ],
+)
+def test_an_output_path_of_the_wrong_kind_is_one_line_before_any_work(script, flag, tmp_path):
+    folder, file = tmp_path / "folder", tmp_path / "file"
+    folder.mkdir()
+    file.write_text("kept")
+    wrong = file if flag == "--output_dir" else folder
+    flags = {
+        "--input_file": SAMPLE_DATA / "sample_text.txt",
+        "--vocab_file": SAMPLE_DATA / "vocab.txt",
+        "--bert_config_file": FIXTURES / "flags" / "bert_tf.json",  # not read: checked first
+        "--do_train": "True",
+        flag: wrong,
+    }
+    if script in ("create_vocab.py", "prepare_corpus.py"):
+        del flags["--vocab_file"]
+    if script != "run_pretraining.py":
+        del flags["--bert_config_file"], flags["--do_train"]
+    result = run_script(script, *(f"{name}={value}" for name, value in flags.items()))
+    kind = "is a file; expected a folder" if flag == "--output_dir" else "is a folder; expected"
+    assert f"{script}: error: {flag}={wrong}: {kind}" in error_line(result, script)
+    assert file.read_text() == "kept" and list(folder.iterdir()) == []

@@ -13,7 +13,13 @@ import sys
 import pytest
 
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, atomic_write_text, check_writable_folder, read_lines
+from bert_tf.fileio import (
+    atomic_open,
+    atomic_write_text,
+    check_output_file,
+    check_writable_folder,
+    read_lines,
+)
 
 
 def test_written_file_has_the_permissions_open_would_give(tmp_path):
@@ -133,3 +139,18 @@ def test_a_task_file_that_is_not_utf8_names_the_file_line_and_byte(kind, tmp_pat
     with pytest.raises(InputError) as error:
         read_every_kind(kind, str(path))
     assert str(error.value).startswith(f"{path}:2: byte 0xe9 (column 4) is not UTF-8; expected ")
+
+
+def test_an_output_path_of_the_wrong_kind_is_one_line_naming_it(tmp_path):
+    folder, file = tmp_path / "folder", tmp_path / "file"
+    folder.mkdir()
+    file.write_text("kept")
+    with pytest.raises(InputError, match=f"^--output_dir={file}: is a file; expected a folder$"):
+        check_writable_folder(str(file), "--output_dir")
+    with pytest.raises(InputError, match=f"^--output_dir: cannot write in {file}/run "):
+        check_writable_folder(str(file / "run"), "--output_dir")
+    with pytest.raises(InputError, match=f"^--output_file={folder}: is a folder; expected the "):
+        check_output_file(str(folder), "--output_file")
+    with pytest.raises(InputError, match=f"^{folder}: is a folder; expected the path of a file"):
+        atomic_write_text(folder, "text")
+    assert file.read_text() == "kept" and list(folder.iterdir()) == []
