@@ -414,9 +414,10 @@ TASK_MODEL_FILE = "task_model.json"
 
 
 def write_task_model_files(
-    output_dir: str, model: BertTaskModel, vocab_file: str, do_lower_case: bool
+    output_dir: str, model: BertTaskModel, vocab_file: str, do_lower_case: bool, task: str = ""
 ) -> None:
-    """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` into `output_dir`."""
+    """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` (with the `task` fine-tuned,
+    e.g. "MRPC") into `output_dir`."""
     model.config.to_json_file(os.path.join(output_dir, "bert_config.json"))
     with (
         open(vocab_file, "rb") as source,
@@ -427,9 +428,22 @@ def write_task_model_files(
         "model": keras.saving.serialize_keras_object(model),
         "do_lower_case": do_lower_case,
     }
+    if task:
+        description["task"] = task
     atomic_write_text(
         os.path.join(output_dir, TASK_MODEL_FILE), json.dumps(description, indent=2) + "\n"
     )
+
+
+def fine_tuned_task(directory: str) -> tuple[str, str] | None:
+    """(task, model class) that `directory`'s `TASK_MODEL_FILE` says was fine-tuned there
+    ("" for a task written before tasks were recorded); None without one."""
+    path = os.path.join(directory, TASK_MODEL_FILE)
+    if not os.path.isfile(path):
+        return None
+    with open(path, encoding="utf-8") as f:
+        description = json.load(f)
+    return description.get("task", ""), description["model"].get("class_name", "")
 
 
 def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:

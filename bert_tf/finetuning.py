@@ -32,7 +32,11 @@ import random
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import adopt_checkpoint_attention, write_task_model_files
+from bert_tf.checkpoints import (
+    adopt_checkpoint_attention,
+    fine_tuned_task,
+    write_task_model_files,
+)
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
@@ -52,6 +56,18 @@ from bert_tf.tokenization import (
 from bert_tf.training import Trainer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
+
+
+def _check_output_dir_task(output_dir: str, task: str) -> None:
+    """Raises `InputError` when `output_dir` holds a model fine-tuned on another task, which
+    this run would resume (or evaluate) as if it were its own, and whose results it would
+    overwrite."""
+    found = fine_tuned_task(output_dir) if latest_checkpoint(output_dir) else None
+    if found and found[0] and found[0] != task:
+        raise InputError(
+            f"--output_dir={output_dir}: holds a {found[1]} fine-tuned on {found[0]}, not on "
+            f"{task}; give each task an --output_dir of its own"
+        )
 
 
 def run_task(task: Task) -> dict:
@@ -95,6 +111,7 @@ def run_task(task: Task) -> dict:
             f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
             "is given: there is no trained model to evaluate, predict with or export"
         )
+    _check_output_dir_task(options.output_dir, task.name)
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     if options.do_train:
         if is_chief(strategy):
@@ -103,8 +120,9 @@ def run_task(task: Task) -> dict:
             # scripts/convert_checkpoint.py).
             if isinstance(trainer.model, BertTaskModel):
                 write_task_model_files(
-                    options.output_dir, trainer.model, options.vocab_file, options.do_lower_case
-                )
+                    options.output_dir, trainer.model, options.vocab_file,
+                    options.do_lower_case, task.name,
+                )  # fmt: skip
             for name, text in task.model_files().items():
                 atomic_write_text(os.path.join(options.output_dir, name), text)
         path, count = _records(task, trainer, "train", features["train"])

@@ -8,7 +8,9 @@ started from --init_checkpoint.
 from __future__ import annotations
 
 import atexit
+import contextlib
 import dataclasses
+import gc
 import logging
 import os
 import shutil
@@ -20,10 +22,11 @@ import tensorflow as tf
 from bert_tf.checkpoints import load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.errors import InputError, first_line
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
-from bert_tf.training import DTYPES, Trainer
+from bert_tf.training import DTYPES, Trainer, training_checkpoints
 
 logger = logging.getLogger(__name__)
 
@@ -169,12 +172,41 @@ def build_trainer(
             max_checkpoints_to_keep=options.keep_checkpoint_max,
             keep_checkpoint_every_n_steps=keep_checkpoint_every_n_steps,
         )
-    resumed = trainer.restore(options.output_dir)  # every worker the chief's checkpoint
+    try:
+        resumed = trainer.restore(options.output_dir)  # every worker the chief's checkpoint
+    except (ValueError, AssertionError) as e:  # the checkpoint of another architecture
+        mismatch = first_line(e)
+    else:
+        mismatch = None
+    if mismatch:
+        # The failed restore's objects warn of "unrestored values" when freed: freed here,
+        # quietly, so that the one line below is the last the user sees.
+        with quiet_logger("tensorflow"):
+            del trainer, model
+            gc.collect()
+        latest = os.path.basename(training_checkpoints(options.output_dir)[-1])
+        raise InputError(
+            f"--output_dir={options.output_dir}: its checkpoint {latest} does not fit the "
+            f"model built from --bert_config_file ({mismatch}); it holds another model: give "
+            "another --output_dir, or the config it was trained with"
+        )
     if resumed:
         logger.info("restored %s (step %d)", resumed, trainer.global_step)
     elif options.init_checkpoint:
         logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
     return trainer
+
+
+@contextlib.contextmanager
+def quiet_logger(name: str, level: int = logging.ERROR):
+    """Within the block, the logger `name` drops records below `level`."""
+    logger_ = logging.getLogger(name)
+    previous = logger_.level
+    logger_.setLevel(level)
+    try:
+        yield
+    finally:
+        logger_.setLevel(previous)
 
 
 def _checkpoint_dir(strategy: tf.distribute.Strategy, output_dir: str) -> str:

@@ -253,6 +253,34 @@ def test_an_export_dir_over_files_it_did_not_write_is_refused_before_any_work(
     assert {p: p.read_bytes() for p in tmp_path.rglob("*") if p.is_file()} == before
 
 
+def test_an_output_dir_of_another_task_or_model_is_one_line_naming_both(trained, setup, tmp_path):
+    output_dir = tmp_path / "out"
+    shutil.copytree(trained["output_dir"], output_dir)  # an MRPC run's
+    before = {p: p.read_bytes() for p in output_dir.rglob("*") if p.is_file()}
+    rte = tmp_path / "RTE"
+    rows = [[str(i), "A cat.", "An animal.", "entailment"] for i in range(8)]
+    write_tsv(rte / "train.tsv", [["index", "sentence1", "sentence2", "label"], *rows])
+    args = classifier_args(setup, output_dir, "--do_train")
+    args = [a for a in args if not a.startswith(("--task_name=", "--data_dir="))]
+    line = error_line(
+        run_script(*args, "--task_name=RTE", f"--data_dir={rte}"), "run_classifier.py"
+    )
+    assert line == (
+        f"run_classifier.py: error: --output_dir={output_dir}: holds a BertClassifier "
+        "fine-tuned on MRPC, not on RTE; give each task an --output_dir of its own"
+    )
+    wider = tiny_config().replace(hidden_size=64, intermediate_size=128)
+    wider.to_json_file(tmp_path / "wider.json")
+    args = [a for a in classifier_args(setup, output_dir, "--do_eval")]
+    args = [a.replace(setup["config"], str(tmp_path / "wider.json")) for a in args]
+    line = error_line(run_script(*args), "run_classifier.py")
+    assert line.startswith(
+        f"run_classifier.py: error: --output_dir={output_dir}: its checkpoint ckpt-5 does not "
+        "fit the model built from --bert_config_file"
+    ), line
+    assert {p: p.read_bytes() for p in output_dir.rglob("*") if p.is_file()} == before
+
+
 def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
     header = STS_B_HEADER
     rng = np.random.default_rng(3)
