@@ -17,6 +17,7 @@ from conftest import REPO, SCRIPT_ENV, run_script, succeeded
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
+from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
 from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
@@ -81,18 +82,20 @@ def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path)
 
 def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):
     table = Table("table5", "Table 5")
-    table.set("BERT", "MRPC", 71.234, "BERT-BASE")
+    table.set("BERT", "MRPC", Score(71.234, spread=1.53, learning_rate=3e-4), "BERT-BASE")
     table.set("BERT", "SQuAD", None, "BERT-BASE")
+    table.set("BERT", "SST-2", 80.0, "BERT-BASE")
     table.notes.append("MNLI-m: RTE.")
-    table.write(str(tmp_path))
+    table.write(str(tmp_path), "long")
     lines = (tmp_path / "table5.tsv").read_text().splitlines()
     assert lines == [
-        "row\tcolumn\tours\tpaper_row\tpaper",
-        "BERT\tMRPC\t71.2\tBERT-BASE\t86.7",
-        "BERT\tSQuAD\t-\tBERT-BASE\t88.5",
+        "schedule\trow\tcolumn\tours\tpaper_row\tpaper\tspread\tlr",
+        "long\tBERT\tMRPC\t71.2\tBERT-BASE\t86.7\t1.53\t0.0003",
+        "long\tBERT\tSQuAD\t-\tBERT-BASE\t88.5\t-\t-",
+        "long\tBERT\tSST-2\t80.0\tBERT-BASE\t92.7\t-\t-",
     ]
     markdown = (tmp_path / "table5.md").read_text()
-    assert "| BERT (BERT-BASE) | 71.2 / 86.7 | - / 88.5 |" in markdown
+    assert "| BERT (BERT-BASE) | 71.2 ±1.53 / 86.7 | - / 88.5 | 80.0 / 92.7 |" in markdown
     assert "- MNLI-m: RTE." in markdown
 
 
@@ -148,6 +151,74 @@ def test_table5_base_fine_tunes_the_ltr_model_with_a_bilstm(tmp_path: Path):
     bilstm = [line for line in commands.splitlines() if "--bilstm=True" in line]
     assert {"run_classifier.py" in line for line in bilstm} == {True, False}  # + run_squad
     assert all("_ltr_" in line for line in bilstm)
+
+
+def laptop_dry_run(size: str, tmp_path: Path) -> str:
+    """reproduce.py --dry_run at a laptop size, on stand-ins for ../shared/data's folders."""
+    for folder in ("books", "glue/RTE", "glue/MRPC", "glue/SST-2", "squad", "conll"):
+        (tmp_path / "data" / folder).mkdir(parents=True)
+    (tmp_path / "data" / "books" / "001.txt").write_text("A book.\n")
+    env = {
+        **SCRIPT_ENV,
+        **{f"{name.upper()}_DIR": str(tmp_path / "data" / name) for name in ("books", "glue")},
+        **{f"{name.upper()}_DIR": str(tmp_path / "data" / name) for name in ("squad", "conll")},
+    }
+    script = str(REPO / "scripts" / "paper" / "reproduce.py")
+    command = [sys.executable, script, "--tables=all", f"--size={size}", "--dry_run"]
+    command.append(f"--output_dir={tmp_path / 'out'}")
+    result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr
+    return result.stdout
+
+
+def test_long_pretrains_ten_times_longer_than_small_on_as_many_new_masks(tmp_path: Path):
+    commands = laptop_dry_run("long", tmp_path).splitlines()
+    base = [c for c in commands if "run_pretraining.py" in c and "L-4_H-128_A-2_mlm_nsp_" in c]
+    base = [c for c in base if "--do_train" in c and "steps/" not in c]
+    assert len(base) == 1
+    for flag in (
+        "--num_train_steps=40000",
+        "--num_warmup_steps=400",
+        "--train_batch_size=32",
+        "--learning_rate=0.001",
+        "--resume_input=True",
+        "--keep_checkpoint_every_n_steps=8000",
+        "--save_checkpoints_steps=1000",
+    ):
+        assert f"{flag} " in base[0] + " ", flag  # fmt: skip
+    train_data = [c for c in commands if "create_pretraining_data.py" in c and "train.tf" in c]
+    assert train_data and all("--dupe_factor=15 " in c for c in train_data)
+    # Tables 6 and 8 at half the steps (5x small's tokens), warm-up the same 1%
+    half = [c for c in commands if "--num_train_steps=20000 " in c]
+    assert len(half) == 6 + 5  # six shapes; five more maskings (80/10/10 is Table 6's 4/128/2)
+    assert all("--num_warmup_steps=200 " in c and "_20000steps" in c for c in half)
+    # Figure 5: five points of the MLM and LTR runs
+    for step in (8000, 16000, 24000, 32000):
+        assert any(f"kept/ckpt-{step} " in c and "_ltr_" in c for c in commands)
+
+
+def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():
+    runs = {1e-4: [{"Dev": 60.0}, {"Dev": 62.0}], 3e-4: [{"Dev": 65.0}, {"Dev": 61.0}]}
+    chosen = _choose(runs, 2, "Dev")["Dev"]
+    assert chosen == 63.0 and chosen.learning_rate == 3e-4
+    assert chosen.spread == pytest.approx(2.828, abs=1e-3)  # standard deviation of 65 and 61
+    runs[3e-4] = runs[3e-4][:1]  # a rate whose restarts have not all run is not chosen yet
+    assert _choose(runs, 2, "Dev")["Dev"].learning_rate == 1e-4
+    assert _choose({1e-4: [{"Dev": 60.0}]}, 1, "Dev")["Dev"].learning_rate is None  # one tried
+
+
+def test_long_fine_tunes_every_model_at_both_rates_with_restarts(tmp_path: Path):
+    commands = laptop_dry_run("long", tmp_path).splitlines()
+    rte = [
+        c for c in commands if "--task_name=RTE " in c and "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1/" in c
+    ]
+    lrs = sorted(re.search(r"--learning_rate=(\S+)", c).group(1) for c in rte)
+    assert lrs == ["0.0001"] * 3 + ["0.0003"] * 3
+    ner = [c for c in commands if "run_ner.py" in c and "_random/" in c and "feature" not in c]
+    # Table 7's no-pre-training row (shared with Table 8's): from random weights, at both rates
+    assert len(ner) == 2
+    feature = [c for c in commands if "--feature_based=" in c]
+    assert {re.search(r"--learning_rate=(\S+)", c).group(1) for c in feature} == {"0.001"}
 
 
 # --- The small scripts end to end, at --quick size ------------------------------------------
@@ -224,6 +295,29 @@ def test_reproduce_all_small_writes_every_table_and_the_plots(quick_dir: Path):
     assert figures == ["figure5_steps.png", "pretraining_curves.png", "table6_model_size.png"]
 
 
+@pytest.mark.slow
+def test_reproduce_all_long_quick_writes_every_table_with_its_schedule(tmp_path: Path):
+    if not SHARED.is_dir():
+        pytest.skip("../shared/data is absent")
+    command = ("scripts/paper/reproduce_all.sh", "long", str(tmp_path), "--quick")
+    succeeded(run_script(*command, timeout=3600, program="bash"))
+    for name in ("table1", "table2", "table3", "table4", "table5", "table6", "table7", "table8"):
+        rows = table_rows(tmp_path, name)
+        assert {r["schedule"] for r in rows} == {"long"}, name
+        assert any(r["ours"] != "-" for r in rows), name
+    table7 = {(r["row"], r["column"]): r for r in table_rows(tmp_path, "table7")}
+    assert table7["Fine-tuning", "Dev F1"]["lr"] in ("0.0001", "0.0003")
+    assert table7["no pre-training", "Test F1"]["ours"] != "-"
+    assert {r["row"] for r in table_rows(tmp_path, "figure5")} == {
+        f"{model} step {step}" for model in ("MLM", "LTR") for step in (16, 32, 48, 64, 80)
+    }
+    with open(tmp_path / "tables" / "pretraining.tsv", encoding="utf-8") as f:
+        runs = {r["run"]: r for r in csv.DictReader(f, delimiter="\t")}
+    base = runs["L-4_H-32_A-2_mlm_nsp_0.8_0.1_0.1"]
+    assert base["global_step"] == "80" and 80 * 8 * 20 < int(base["tokens"]) <= 80 * 8 * 128
+    assert runs["L-4_H-32_A-2_mlm_nsp_0.8_0.1_0.1_40steps"]["global_step"] == "40"
+
+
 def test_glue_search_table1_takes_each_tasks_best_run_and_averages(tmp_path: Path):
     import glue_search
 
@@ -289,7 +383,7 @@ def test_report_runs_nothing_and_writes_the_tables_with_their_pending_steps(tmp_
     assert result.returncode == 0, result.stderr
     assert sorted(p.name for p in out.iterdir()) == ["tables"]  # nothing ran
     table = (out / "tables" / "table6.tsv").read_text().splitlines()
-    assert table[1].split("\t")[:3] == ["3/768/12", "LM (ppl)", "-"]
+    assert table[1].split("\t")[:4] == ["base", "3/768/12", "LM (ppl)", "-"]
     assert f"Pending: {steps} of this table's steps have not run yet" in result.stdout
 
 
@@ -306,15 +400,41 @@ def test_pretraining_results_gather_every_finished_run_and_skip_unfinished_ones(
         (runs / name).parent.mkdir(parents=True, exist_ok=True)
         (runs / name).write_text(text)
     path = tmp_path / "tables" / "pretraining.tsv"
-    assert write_results(str(tmp_path), str(path)) == 3
+    tokens = {"mlm": 15_400_000, "paper": 131_000_000_000}.get
+    assert write_results(str(tmp_path), str(path), "long", tokens) == 3
     with open(path, encoding="utf-8") as f:
         rows = {r["run"]: r for r in csv.DictReader(f, delimiter="\t")}
     assert sorted(rows) == ["mlm", "paper", "random"]
+    assert {r["schedule"] for r in rows.values()} == {"long"}
+    assert [rows[run]["tokens"] for run in sorted(rows)] == ["15400000", "131000000000", "-"]
     assert rows["mlm"]["masked_lm_perplexity"] == "380.5"
     assert rows["mlm"]["mask_only_masked_lm_perplexity"] == "650.25"
     assert rows["paper"]["global_step"] == "100000"
     assert rows["random"]["masked_lm_perplexity"] == "-"
     assert rows["random"]["mask_only_masked_lm_perplexity"] == "8143.7"
+
+
+def test_a_runs_tokens_are_its_steps_times_batch_times_its_records_mean_length(tmp_path: Path):
+    from reproduction.datasets import Data
+    from reproduction.pretraining import Pretraining, tokens_seen
+    from reproduction.runner import Runner
+    from reproduction.scales import small_scale
+
+    from bert_tf.tfrecord import encode_example, write_records
+
+    scale, runner = small_scale(quick=True), Runner(str(tmp_path), dry_run=True, quiet=True)
+    data = Data(scale, runner, str(tmp_path))
+    run = Pretraining(scale.base_shape, steps=40)
+    assert Pretraining.from_name(run.name) == (run, 0)
+    assert Pretraining.from_name(f"{run.name}_step20") == (run, 20)  # a kept checkpoint
+    assert Pretraining.from_name("L-4_H-32_A-2_random") is None
+    records = [encode_example({"input_mask": [1] * n + [0] * (128 - n)}, {}) for n in (100, 120)]
+    write_records(data.records(run.masking)[0], records)
+    assert tokens_seen(run.name, scale, data) is None  # not finished
+    (tmp_path / "pretraining" / run.name).mkdir(parents=True)
+    (tmp_path / "pretraining" / run.name / "eval_results.txt").write_text("global_step = 40\n")
+    assert tokens_seen(run.name, scale, data) == 40 * scale.train_batch_size * 110
+    assert tokens_seen(f"{run.name}_step20", scale, data) == 20 * scale.train_batch_size * 110
 
 
 def test_the_reproduction_page_shows_plots_that_are_in_the_repository():

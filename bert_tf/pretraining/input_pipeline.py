@@ -134,12 +134,14 @@ def pretraining_dataset(
     max_predictions_per_seq: int,
     is_training: bool,
     seed: int | None = None,
+    skip_records: int = 0,
 ) -> tf.data.Dataset:
     """Batches of the seven record features: int32 [batch, S] / [batch, P] /
     [batch, 1], and float32 masked_lm_weights.
 
     With `seed`, the order is deterministic (parallel reading keeps its order); without,
-    parallel reads may interleave nondeterministically, which is faster.
+    parallel reads may interleave nondeterministically, which is faster. Training skips the
+    first `skip_records` records of that order: a resumed run goes on where it stopped.
     """
     if is_training:
         files = tf.data.Dataset.from_tensor_slices(tf.constant(input_files))
@@ -150,7 +152,7 @@ def pretraining_dataset(
             num_parallel_calls=tf.data.AUTOTUNE,
             deterministic=seed is not None,
         )
-        dataset = dataset.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed)
+        dataset = dataset.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed).skip(skip_records)
     else:
         dataset = tf.data.TFRecordDataset(input_files)
     dataset = dataset.map(

@@ -89,6 +89,13 @@ class PretrainingOptions(TrainingOptions, EvalOptions):
         "Held-out records for --do_eval (a glob or comma separated); unset: --input_file, as "
         "the original. Eval reports masked_lm_perplexity (lm_perplexity for --objective=ltr).",
     )
+    resume_input: bool = option(
+        False,
+        "Beyond the original, which reads its input from the start again when it resumes from "
+        "a checkpoint: skip the global_step x train_batch_size records the checkpoint's steps "
+        "read, so that a resumed run sees what an uninterrupted one would (exactly so with "
+        "--seed and one worker).",
+    )
     keep_checkpoint_every_n_steps: int = option(
         0,
         "Also keep a copy of the checkpoint of every N-th step in output_dir/kept/ (never "
@@ -143,7 +150,10 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         trainer.model.config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
     if options.do_train:
         _log_training(options, strategy.num_replicas_in_sync)
-        dataset = _dataset(input_files, options.train_batch_size, True, options, strategy)
+        seen = trainer.global_step * options.train_batch_size if options.resume_input else 0
+        if seen:
+            logger.info("resuming the input after the %d records read so far", seen)
+        dataset = _dataset(input_files, options.train_batch_size, True, options, strategy, seen)
         with naming_damaged_records("--input_file", input_files):
             train(trainer, options, dataset, options.num_train_steps)
         if is_chief(strategy):
@@ -174,9 +184,11 @@ def _log_training(options: PretrainingOptions, replicas: int) -> None:
     )  # fmt: skip
 
 
-def _dataset(files: list[str], batch_size: int, is_training: bool, options, strategy):
-    """The records' batches; workers read disjoint files when there are enough of them, else
-    disjoint records."""
+def _dataset(
+    files: list[str], batch_size: int, is_training: bool, options, strategy, skip: int = 0
+):
+    """The records' batches, after the first `skip`; workers read disjoint files when there
+    are enough of them, else disjoint records."""
     dataset = pretraining_dataset(
         files,
         batch_size,
@@ -184,6 +196,7 @@ def _dataset(files: list[str], batch_size: int, is_training: bool, options, stra
         options.max_predictions_per_seq,
         is_training=is_training,
         seed=options.seed if is_training else None,
+        skip_records=skip,
     )
     data_options = tf.data.Options()
     policy = tf.data.experimental.AutoShardPolicy

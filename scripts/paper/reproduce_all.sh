@@ -4,13 +4,14 @@
 # and the other sizes (Table 6). Then the plots (scripts/paper/plot_reproduction.py) into
 # OUT/figures when matplotlib is installed (pip install -e ".[plots]").
 #
-# Usage: scripts/paper/reproduce_all.sh base|large|small [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/reproduce_all.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
 #   small: a laptop CPU, about 13 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;
+#   long: small's models pre-trained ten times longer, the ones that learn (about a day more);
 #   --report: run nothing, write the tables (and plots) from the steps done so far.
 #   base, large: see scripts/paper/reproduce.py and each table's script for the settings.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-size=${1:?usage: reproduce_all.sh base|large|small [OUT] [--quick|--dry_run|--report]}
+size=${1:?usage: reproduce_all.sh base|large|small|long [OUT] [--quick|--dry_run|--report]}
 scripts/paper/reproduce_tables.sh table5,table1,table2,table3,table4,table7,figure5,table8,table6 "$@"
 out=${2:-output/paper_$size}
 if [[ " $* " != *" --dry_run "* ]] && python -c "import matplotlib" 2>/dev/null; then

@@ -12,14 +12,36 @@ from reproduction.runner import Runner, read_results
 from reproduction.scales import Scale
 
 
+class Score(float):
+    """A table's Dev number (the mean over fine-tuning restarts) that knows how it was got: the
+    standard deviation over the restarts (`spread`; None for one run) and the learning rate
+    chosen on Dev (None where only one was tried)."""
+
+    spread: float | None
+    learning_rate: float | None
+
+    def __new__(
+        cls, value: float, spread: float | None = None, learning_rate: float | None = None
+    ) -> Score:
+        score = super().__new__(cls, value)
+        score.spread, score.learning_rate = spread, learning_rate
+        return score
+
+
 class FineTuner:
-    """Fine-tunes a model on a task (unless done) and returns the table's metric."""
+    """Fine-tunes a model on a task (unless done) and returns the table's metric.
+
+    Every model and task is fine-tuned the same way: at each learning rate the scale tries
+    (`finetuning_learning_rates`; else the task kind's own), `restarts` times on the small
+    sets, and the rate with the best mean on Dev gives the number (the paper's Sec. 4.1
+    selection; its mean over restarts as Table 6's).
+    """
 
     def __init__(self, scale: Scale, data: Data, runner: Runner) -> None:
         self.scale, self.data, self.runner = scale, data, runner
         self.notes: dict[str, str] = {}  # column -> what stands in for it
 
-    def _common(self, model: Model, kind: str, out: str, seed: int) -> dict:
+    def _common(self, model: Model, kind: str, out: str, seed: int, lr: float) -> dict:
         settings = self.scale.finetuning[kind]
         return {
             "vocab_file": model.vocab,
@@ -29,10 +51,21 @@ class FineTuner:
             "output_dir": out,
             "max_seq_length": settings["max_seq_length"],
             "train_batch_size": settings["batch"],
-            "learning_rate": settings["learning_rate"],
+            "learning_rate": lr,
             "num_train_epochs": settings["epochs"],
             "seed": seed,
         }
+
+    def _learning_rates(self, kind: str) -> list[float]:
+        # The feature-based runs train a BiLSTM on frozen features: not fine-tuning.
+        if self.scale.finetuning_learning_rates and kind != "ner_feature":
+            return list(self.scale.finetuning_learning_rates)
+        return [self.scale.finetuning[kind]["learning_rate"]]
+
+    def _name(self, task: str, kind: str, lr: float) -> str:
+        """A run's folder name: the task's, and the learning rate's where not the kind's."""
+        default = self.scale.finetuning[kind]["learning_rate"]
+        return task if lr == default else f"{task}_lr{lr}"
 
     def _out(self, model: Model, task: str, seed: int) -> str:
         return os.path.join(self.runner.output_dir, "finetuning", model.name, task, f"seed{seed}")
@@ -46,13 +79,13 @@ class FineTuner:
         table1: bool = False,
         metric: str | None = None,
     ) -> float | None:
-        """A column's metric (in percent) over restarts, or None without data.
+        """A column's metric (in percent), or None without data.
 
         `column` is the paper's (MNLI-m, QNLI, MRPC, ...); its task or a stand-in is
-        fine-tuned; `metric` is accuracy unless given (Table 1's F1, Spearman, ...). The mean
-        over restarts, as Table 6; with `table1`, Table 1's search instead (Sec. 4.1): every
-        learning rate of the scale's search and its restarts, the best on Dev, and the test
-        set predicted (GLUE's submission files).
+        fine-tuned; `metric` is accuracy unless given (Table 1's F1, Spearman, ...). With
+        `table1`, Table 1's search instead (Sec. 4.1): every learning rate of the scale's search
+        and its restarts, the best run on Dev, and the test set predicted (GLUE's submission
+        files).
         """
         found = self.data.glue(column)
         if found is None:
@@ -64,21 +97,18 @@ class FineTuner:
         restarts = self.scale.restarts.get(task, 1)
         if table6 and self.scale.table6_restarts:
             restarts = self.scale.table6_restarts
-        default_lr = self.scale.finetuning["glue"]["learning_rate"]
-        learning_rates = [default_lr]
+        learning_rates = self._learning_rates("glue")
         if table1:
             learning_rates = self.scale.table1_learning_rates
             restarts = self.scale.table1_restarts.get(task, restarts)
-        values = []
+        runs = {}
         for lr in learning_rates:
+            runs[lr] = []
+            name = self._name(task + ("_bilstm" if bilstm else ""), "glue", lr)
             for seed in range(restarts):
-                name = (
-                    task + ("_bilstm" if bilstm else "") + ("" if lr == default_lr else f"_lr{lr}")
-                )
                 out = self._out(model, name, seed)
-                flags = self._common(model, "glue", out, seed)
+                flags = self._common(model, "glue", out, seed, lr)
                 flags.update(task_name=task, data_dir=data_dir, do_train=True, do_eval=True)
-                flags["learning_rate"] = lr
                 if bilstm:
                     flags["bilstm"] = True
                 done = os.path.join(out, "eval_results.txt")
@@ -91,78 +121,113 @@ class FineTuner:
                     test = os.path.join(out, "test_results.tsv")
                     self.runner.python(step + "/predict", "run_classifier.py", predict, test)
                 if os.path.isfile(done):
-                    values.append(100 * read_results(done)[metric])
+                    runs[lr].append({"Dev": 100 * read_results(done)[metric]})
         if table1:
+            values = [result["Dev"] for results in runs.values() for result in results]
             return max(values) if values else None
-        return mean(values)
+        return (_choose(runs, restarts, "Dev") or {}).get("Dev")
 
     def squad(self, model: Model, version: str, bilstm=False) -> dict | None:
+        """{"EM", "F1"} on Dev, the learning rate chosen by F1."""
         train, dev, standin = self.data.squad(version)
         if standin:
             self.notes[f"SQuAD {version}"] = standin
         kind = "squad2" if version == "2.0" else "squad1"
-        out = self._out(model, f"squad{version}" + ("_bilstm" if bilstm else ""), 0)
-        flags = self._common(model, kind, out, 0)
-        flags.update(
-            do_train=True,
-            train_file=train,
-            do_predict=True,
-            predict_file=dev,
-            version_2_with_negative=version == "2.0",
-            bilstm=bilstm or None,
-        )
-        if self.scale.laptop:
-            flags.update(doc_stride=64, max_query_length=32)
-        done = os.path.join(out, "eval_results.json")
-        name = f"finetuning/{model.name}/{os.path.basename(os.path.dirname(out))}"
-        self.runner.python(name, "run_squad.py", flags, done)
-        if version == "2.0" and os.path.isfile(done):
-            # Tau chosen on Dev, as the paper: the threshold of the best F1, then predict again.
-            tau_done = os.path.join(out, "eval_results_tau.json")
-            if not os.path.isfile(tau_done):
-                predict = {k: flags[k] for k in flags if k not in ("do_train", "train_file")}
-                predict["null_score_diff_threshold"] = read_results(done)["best_f1_thresh"]
-                self.runner.python(
-                    f"finetuning/{model.name}/squad2_tau", "run_squad.py", predict, tau_done
-                )
-                if not self.runner.dry_run:
-                    shutil.copyfile(done, tau_done)
-            done = tau_done
-        if not os.path.isfile(done):
-            return None
-        results = read_results(done)
-        return {
-            "EM": results.get("exact_match", results.get("exact")),
-            "F1": results["f1"],
-        }
+        runs = {}
+        for lr in self._learning_rates(kind):
+            name = self._name(f"squad{version}" + ("_bilstm" if bilstm else ""), kind, lr)
+            out = self._out(model, name, 0)
+            flags = self._common(model, kind, out, 0, lr)
+            flags.update(
+                do_train=True,
+                train_file=train,
+                do_predict=True,
+                predict_file=dev,
+                version_2_with_negative=version == "2.0",
+                bilstm=bilstm or None,
+            )
+            if self.scale.laptop:
+                flags.update(doc_stride=64, max_query_length=32)
+            done = os.path.join(out, "eval_results.json")
+            self.runner.python(f"finetuning/{model.name}/{name}", "run_squad.py", flags, done)
+            if version == "2.0" and os.path.isfile(done):
+                # Tau chosen on Dev, as the paper: the threshold of the best F1, then predict.
+                tau_done = os.path.join(out, "eval_results_tau.json")
+                if not os.path.isfile(tau_done):
+                    predict = {k: flags[k] for k in flags if k not in ("do_train", "train_file")}
+                    predict["null_score_diff_threshold"] = read_results(done)["best_f1_thresh"]
+                    self.runner.python(
+                        f"finetuning/{model.name}/{name}_tau", "run_squad.py", predict, tau_done
+                    )
+                    if not self.runner.dry_run:
+                        shutil.copyfile(done, tau_done)
+                done = tau_done
+            runs[lr] = []
+            if os.path.isfile(done):
+                results = read_results(done)
+                em = results.get("exact_match", results.get("exact"))
+                runs[lr].append({"EM": em, "F1": results["f1"]})
+        return _choose(runs, 1, "F1")
 
     def ner(self, model: Model, feature: str | None = None) -> dict | None:
+        """{"Dev F1", "Test F1"}, the learning rate chosen on Dev."""
         kind = "ner_feature" if feature else "ner"
-        out = self._out(model, f"ner_{feature or 'fine_tuning'}", 0)
-        flags = self._common(model, kind, out, 0)
-        flags.update(data_dir=self.data.conll(), do_train=True, do_eval=True, do_predict=True)
-        if feature:
-            flags.update(feature_based=feature, lstm_units=model.hidden_size)
-        done = os.path.join(out, "test_results.txt")
-        self.runner.python(
-            f"finetuning/{model.name}/ner_{feature or 'ft'}", "run_ner.py", flags, done
-        )
-        if not os.path.isfile(done):
-            return None
-        dev = read_results(os.path.join(out, "eval_results.txt"))
-        # conlleval's F1 is in percent already.
-        return {"Dev F1": dev["eval_f1"], "Test F1": read_results(done)["test_f1"]}
+        runs = {}
+        for lr in self._learning_rates(kind):
+            name = self._name(f"ner_{feature or 'fine_tuning'}", kind, lr)
+            out = self._out(model, name, 0)
+            flags = self._common(model, kind, out, 0, lr)
+            flags.update(data_dir=self.data.conll(), do_train=True, do_eval=True, do_predict=True)
+            if feature:
+                flags.update(feature_based=feature, lstm_units=model.hidden_size)
+            done = os.path.join(out, "test_results.txt")
+            step = self._name(f"ner_{feature or 'ft'}", kind, lr)
+            self.runner.python(f"finetuning/{model.name}/{step}", "run_ner.py", flags, done)
+            runs[lr] = []
+            if os.path.isfile(done):
+                dev = read_results(os.path.join(out, "eval_results.txt"))
+                # conlleval's F1 is in percent already.
+                runs[lr].append(
+                    {"Dev F1": dev["eval_f1"], "Test F1": read_results(done)["test_f1"]}
+                )
+        return _choose(runs, 1, "Dev F1")
 
     def swag(self, model: Model) -> float | None:
         data_dir, standin = self.data.swag()
         if standin:
             self.notes["SWAG"] = standin
-        out = self._out(model, "swag", 0)
-        flags = self._common(model, "swag", out, 0)
-        flags.update(data_dir=data_dir, do_train=True, do_eval=True)
-        done = os.path.join(out, "eval_results.txt")
-        self.runner.python(f"finetuning/{model.name}/swag", "run_swag.py", flags, done)
-        return 100 * read_results(done)["eval_accuracy"] if os.path.isfile(done) else None
+        runs = {}
+        for lr in self._learning_rates("swag"):
+            name = self._name("swag", "swag", lr)
+            out = self._out(model, name, 0)
+            flags = self._common(model, "swag", out, 0, lr)
+            flags.update(data_dir=data_dir, do_train=True, do_eval=True)
+            done = os.path.join(out, "eval_results.txt")
+            self.runner.python(f"finetuning/{model.name}/{name}", "run_swag.py", flags, done)
+            runs[lr] = []
+            if os.path.isfile(done):
+                runs[lr].append({"Dev": 100 * read_results(done)["eval_accuracy"]})
+        return (_choose(runs, 1, "Dev") or {}).get("Dev")
+
+
+def _choose(runs: dict[float, list[dict]], restarts: int, key: str) -> dict[str, Score] | None:
+    """Of the learning rates whose `restarts` runs have all finished ({lr: [metrics of a run,
+    ...]}), the one with the best mean `key` on Dev: each metric's mean and spread over its
+    runs. None while no rate is complete."""
+    complete = {lr: results for lr, results in runs.items() if len(results) == restarts}
+    if not complete:
+        return None
+    lr = max(complete, key=lambda rate: statistics.fmean(r[key] for r in complete[rate]))
+    chosen = lr if len(runs) > 1 else None
+    return {
+        metric: _score([result[metric] for result in complete[lr]], chosen)
+        for metric in complete[lr][0]
+    }
+
+
+def _score(values: list[float], learning_rate: float | None) -> Score:
+    spread = statistics.stdev(values) if len(values) > 1 else None
+    return Score(statistics.fmean(values), spread, learning_rate)
 
 
 # Table 1's metric per task (F1 for MRPC and QQP, Spearman for STS-B, Matthews for CoLA,

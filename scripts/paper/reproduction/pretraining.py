@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import re
 
@@ -29,6 +30,8 @@ class Pretraining:
     shape: str
     objective: str = "mlm_nsp"
     masking: str = DEFAULT_MASKING
+    # Pre-training steps, where not the scale's (Tables 6 and 8 at `long`); 0: the scale's.
+    steps: int = 0
 
     @property
     def hidden_size(self) -> int:
@@ -37,7 +40,25 @@ class Pretraining:
 
     @property
     def name(self) -> str:
-        return f"{self.shape}_{self.objective}_{self.masking.replace(',', '_')}"
+        name = f"{self.shape}_{self.objective}_{self.masking.replace(',', '_')}"
+        return name + (f"_{self.steps}steps" if self.steps else "")
+
+    @classmethod
+    def from_name(cls, name: str) -> tuple[Pretraining, int] | None:
+        """The run of a `name` (a folder under OUT/pretraining) and the step of the kept
+        checkpoint it names (`kept_checkpoints`' `RUN_step<N>`; 0 for the run's end), or None
+        for another name."""
+        found = re.fullmatch(_NAME, name)
+        if not found:
+            return None
+        shape, objective, masking, steps, kept = found.groups()
+        return cls(shape, objective, masking.replace("_", ","), int(steps or 0)), int(kept or 0)
+
+
+_NAME = (
+    r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(?:_(\d+)steps)?"
+    r"(?:_step(\d+))?"
+)
 
 
 def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
@@ -61,6 +82,7 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
         "keep_checkpoint_every_n_steps": scale.keep_checkpoint_every_n_steps,
     }
     if scale.laptop:
+        steps = run.steps or scale.pretraining_steps
         flags.update(
             do_train=True,
             do_eval=True,
@@ -68,12 +90,14 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
             eval_batch_size=32,
             max_eval_steps=1000,
             learning_rate=scale.learning_rate,
-            num_train_steps=scale.pretraining_steps,
-            num_warmup_steps=scale.warmup_steps,
-            save_checkpoints_steps=scale.keep_checkpoint_every_n_steps,
-            log_steps=max(scale.pretraining_steps // 40, 1),
+            num_train_steps=steps,
+            num_warmup_steps=scale.warmup(steps),
+            # Often enough that a stopped run loses minutes, not hours.
+            save_checkpoints_steps=min(scale.keep_checkpoint_every_n_steps, 1000),
+            log_steps=max(steps // 40, 1),
             use_xla=True,
             seed=1,
+            resume_input=True,  # a run stopped and resumed sees each record once
         )
         runner.python(f"pretraining/{run.name}", "run_pretraining.py", flags, _pretrained_done(out))
         return out
@@ -210,12 +234,45 @@ RESULT_COLUMNS = [
 MASK_ONLY_COLUMNS = ["masked_lm_loss", "masked_lm_perplexity", "masked_lm_accuracy"]
 
 
-def write_results(output_dir: str, path: str) -> int:
+def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
+    """The tokens (real ones, not padding) that the finished run `name` was trained on: its
+    steps x batch x the mean tokens of its training records, each phase's at the paper's
+    sizes; None for a run that is not finished or not pre-trained."""
+    found = Pretraining.from_name(name)
+    if found is None:
+        return None
+    from bert_tf.pretraining.dataset import mean_tokens_per_record  # TensorFlow: only here
+
+    run, kept_step = found
+    folder = os.path.join(data.runner.output_dir, "pretraining", run.name)
+    train, _ = data.records(run.masking)
+    if kept_step:  # a checkpoint along the way (phase 1's at the paper's sizes)
+        files = sorted(glob.glob(train if scale.laptop else os.path.join(train, "phase1*", "*")))
+        return round(kept_step * scale.train_batch_size * mean_tokens_per_record(files))
+    phases = [(folder, train)]
+    if not scale.laptop:  # scripts/create_pretraining_data_two_phases.sh's folders
+        phases = [
+            (os.path.join(folder, "phase1"), os.path.join(train, "phase1_seq128", "*")),
+            (os.path.join(folder, "phase2"), os.path.join(train, "phase2_seq512", "*")),
+        ]
+    tokens = 0.0
+    for run_dir, records in phases:
+        results, files = os.path.join(run_dir, "eval_results.txt"), sorted(glob.glob(records))
+        if not os.path.isfile(results) or not files:
+            return None
+        steps = read_results(results)["global_step"]
+        tokens += steps * scale.train_batch_size * mean_tokens_per_record(files)
+    return round(tokens)
+
+
+def write_results(output_dir: str, path: str, schedule: str, tokens=lambda name: None) -> int:
     """Writes `path` (TSV): each model under OUT/pretraining with results, its held-out
     eval_results.txt (the final phase's at the paper's sizes) and its results on the all-[MASK]
     records (`mask_only_*`, see mask_only_perplexity; the random-weights models have only
-    these); "-" where a model has none. Returns the number of rows."""
-    header = ["run"] + RESULT_COLUMNS + [f"mask_only_{c}" for c in MASK_ONLY_COLUMNS]
+    these); "-" where a model has none. Each row starts with `schedule` (the scale's name) and
+    has the tokens the run saw, `tokens(run name)`. Returns the number of rows."""
+    header = ["schedule", "run", "tokens"] + RESULT_COLUMNS
+    header += [f"mask_only_{c}" for c in MASK_ONLY_COLUMNS]
     rows = []
     root = os.path.join(output_dir, "pretraining")
     for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
@@ -230,12 +287,17 @@ def write_results(output_dir: str, path: str) -> int:
             continue
         results = read_results(done[0]) if done else {}
         mask_only = read_results(mask_only_path) if os.path.isfile(mask_only_path) else {}
-        cells = [results.get(c) for c in RESULT_COLUMNS] + [
-            mask_only.get(c) for c in MASK_ONLY_COLUMNS
-        ]
-        rows.append([name] + ["-" if v is None else f"{v:g}" for v in cells])
+        cells = [tokens(name)] + [results.get(c) for c in RESULT_COLUMNS]
+        cells += [mask_only.get(c) for c in MASK_ONLY_COLUMNS]
+        rows.append([schedule, name] + [_cell(value) for value in cells])
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with open(path + ".tmp", "w", encoding="utf-8") as f:
         f.write("".join("\t".join(row) + "\n" for row in [header] + rows))
     os.replace(path + ".tmp", path)
     return len(rows)
+
+
+def _cell(value: float | int | None) -> str:
+    if value is None:
+        return "-"
+    return str(value) if isinstance(value, int) else f"{value:g}"

@@ -41,15 +41,23 @@ class Table:
     def columns(self) -> list[str]:
         return list(dict.fromkeys(c for values in self.rows.values() for c in values))
 
-    def write(self, folder: str) -> None:
+    def write(self, folder: str, schedule: str) -> None:
+        """OUT/tables/<name>.tsv, a line per cell, each starting with `schedule` (the scale's
+        name): ours, the paper's, and how ours was got (the spread over fine-tuning restarts,
+        the learning rate chosen on Dev; "-" where there is none); and <name>.md."""
         os.makedirs(folder, exist_ok=True)
         paper = PAPER.get(self.name, {})
-        lines = ["\t".join(["row", "column", "ours", "paper_row", "paper"])]
+        header = ["schedule", "row", "column", "ours", "paper_row", "paper", "spread", "lr"]
+        lines = ["\t".join(header)]
         for row, values in self.rows.items():
             paper_row = self.paper_rows.get(row, row)
             for column, value in values.items():
                 theirs = paper.get(paper_row, {}).get(column)
-                lines.append("\t".join([row, column, _cell(value), paper_row, _cell(theirs)]))
+                cells = [schedule, row, column, _cell(value), paper_row, _cell(theirs)]
+                cells += [_cell(getattr(value, "spread", None))]
+                lr = getattr(value, "learning_rate", None)
+                cells += [f"{lr:g}" if lr else "-"]
+                lines.append("\t".join(cells))
         _write(os.path.join(folder, f"{self.name}.tsv"), "\n".join(lines) + "\n")
         _write(os.path.join(folder, f"{self.name}.md"), self.markdown())
 
@@ -61,7 +69,7 @@ class Table:
         lines.append("|---" * (len(columns) + 1) + "|")
         for row, values in self.rows.items():
             theirs = paper.get(self.paper_rows.get(row, row), {})
-            cells = [f"{_cell(values.get(c))} / {_cell(theirs.get(c))}" for c in columns]
+            cells = [f"{_ours(values.get(c))} / {_cell(theirs.get(c))}" for c in columns]
             label = (
                 row if row == self.paper_rows.get(row, row) else f"{row} ({self.paper_rows[row]})"
             )
@@ -76,6 +84,12 @@ def _cell(value) -> str:
     if isinstance(value, float):
         return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
     return str(value)
+
+
+def _ours(value) -> str:
+    """Our cell in the markdown: the number, and its spread over restarts where there is one."""
+    spread = getattr(value, "spread", None)
+    return _cell(value) + (f" ±{_cell(spread)}" if spread is not None else "")
 
 
 def _write(path: str, text: str) -> None:
@@ -169,7 +183,7 @@ def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = 
 def table6(ctx) -> Table:
     table = Table("table6", "Table 6: model size (held-out masked-LM perplexity; Dev accuracy)")
     for ours, paper in zip(ctx.scale.table6_shapes, PAPER["table6"], strict=False):
-        run = Pretraining(ours)
+        run = Pretraining(ours, steps=ctx.scale.table6_steps)
         model = ctx.model(run)
         label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
         table.set(
@@ -192,6 +206,10 @@ def table7(ctx) -> Table:
         table.set("Fine-tuning", column, result.get(column), "Fine-tuning")
     for feature in NER_FEATURES:
         table.set(feature, "Dev F1", (ctx.tuner.ner(model, feature) or {}).get("Dev F1"))
+    # Not in the paper: the same shape fine-tuned from random weights, as Table 5's floor.
+    floor = ctx.tuner.ner(random_model(ctx.scale.base_shape, ctx.data, ctx.runner)) or {}
+    for column in ("Dev F1", "Test F1"):
+        table.set("no pre-training", column, floor.get(column))
     table.notes.append("Feature-based: frozen BERT, a two-layer BiLSTM of H units per direction.")
     return table
 
@@ -200,7 +218,8 @@ def table8(ctx) -> Table:
     table = Table("table8", "Table 8: masking procedure (MASK/SAME/RND; Dev)")
     for masking in TABLE8_MASKINGS:
         row = "/".join(str(round(100 * float(r))) for r in masking.split(","))
-        table8_row(ctx, table, row, ctx.model(Pretraining(ctx.scale.base_shape, masking=masking)))
+        run = Pretraining(ctx.scale.base_shape, masking=masking, steps=ctx.scale.table6_steps)
+        table8_row(ctx, table, row, ctx.model(run))
     # Our floor, as Table 5's: the same shape fine-tuned from random weights.
     table8_row(
         ctx, table, "no pre-training", random_model(ctx.scale.base_shape, ctx.data, ctx.runner)
@@ -231,6 +250,10 @@ def figure5(ctx) -> Table:
         run = Pretraining(ctx.scale.base_shape, objective)
         for step, model in kept_checkpoints(run, ctx.scale, ctx.data, ctx.runner):
             table.set(f"{label} step {step}", column, ctx.tuner.glue(model, column))
+            if objective == "mlm_nsp":
+                # The masked LM's held-out [MASK]-only perplexity along the way
+                # (pretraining.tsv; plot_reproduction.py draws it against the tokens seen).
+                mask_only_perplexity(model, ctx.scale, ctx.data, ctx.runner)
     return table
 
 
