@@ -90,6 +90,17 @@ def test_files_that_are_not_what_the_flags_say_are_one_clear_error(dataset, flag
     assert expected in str(error.value) and "train.json" in str(error.value)
 
 
+def test_two_questions_to_predict_with_one_id_are_an_error():
+    dataset = squad([qa("7", "John Smith"), qa("8", "Canada"), qa("7", "Canada")])
+    with pytest.raises(InputError) as error:
+        read_squad_examples(dataset, "dev.json", is_training=False)
+    assert str(error.value) == (
+        "dev.json: data[0].paragraphs[0].qas[2] has the id '7' of data[0].paragraphs[0].qas[0]; "
+        "each question needs an id of its own (predictions.json is keyed by it)"
+    )
+    assert len(read_squad_examples(dataset, "train.json", is_training=True)) == 3  # no output
+
+
 def test_training_question_with_several_answers_is_an_error():
     two = qa("7", "John Smith")
     two["answers"].append({"text": "Smith", "answer_start": CONTEXT.index("Smith")})

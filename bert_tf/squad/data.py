@@ -135,7 +135,7 @@ def read_squad_examples(
     Raises:
         InputError: the structure is not SQuAD's (naming the missing part), 2.0 data without
             `version_2_with_negative`, a training question without exactly one answer, an
-            answer that lies outside its context.
+            answer that lies outside its context, two questions to predict with one id.
     """
     if not version_2_with_negative and is_version_2(dataset):
         raise InputError(
@@ -145,6 +145,7 @@ def read_squad_examples(
     articles = _field(dataset, "data", list, source, "the file")
     examples = []
     skipped = 0
+    seen: dict[str, str] = {}  # question id -> where (predictions.json is keyed by the id)
     for a, article in enumerate(articles):
         for p, paragraph in enumerate(_field(article, "paragraphs", list, source, f"data[{a}]")):
             where = f"data[{a}].paragraphs[{p}]"
@@ -157,6 +158,12 @@ def read_squad_examples(
                     question_text=_field(qa, "question", str, source, qa_where),
                     doc_tokens=doc_tokens,
                 )
+                if not is_training and seen.setdefault(example.qas_id, qa_where) != qa_where:
+                    raise InputError(
+                        f"{source}: {qa_where} has the id {example.qas_id!r} of "
+                        f"{seen[example.qas_id]}; each question needs an id of its own "
+                        "(predictions.json is keyed by it)"
+                    )
                 answers = qa.get("answers", [])
                 if not isinstance(answers, list):
                     raise InputError(f"{source}: {qa_where}.answers is not a list")
