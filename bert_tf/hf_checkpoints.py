@@ -254,6 +254,19 @@ def left_to_right_config(directory: str | os.PathLike) -> str | None:
     return path if read_hf_config(os.fspath(directory)).causal_attention else None
 
 
+def _inside(directory: str, name: str, listed_in: str) -> str:
+    """`name`, a file listed in `listed_in`, as a path inside `directory`: a name that leads out
+    of it (`../`, an absolute path, a link) is refused, not read."""
+    root = os.path.realpath(directory)
+    path = os.path.realpath(os.path.join(directory, name))
+    if os.path.commonpath([root, path]) != root:
+        raise InputError(
+            f"{listed_in}: lists {name!r}, outside {directory}; expected the name of a file in "
+            "the model's folder"
+        )
+    return path
+
+
 class HfWeights:
     """The weights of a Hugging Face directory: model.safetensors, or the shards that
     model.safetensors.index.json lists; read lazily, by name.
@@ -272,7 +285,7 @@ class HfWeights:
         elif os.path.isfile(index):
             with open(index, encoding="utf-8") as f:
                 weight_map = json.load(f).get("weight_map", {})
-            files = [os.path.join(directory, name) for name in sorted(set(weight_map.values()))]
+            files = [_inside(directory, name, index) for name in sorted(set(weight_map.values()))]
         else:
             files = sorted(glob.glob(os.path.join(glob.escape(directory), "*.safetensors")))
         if not files:

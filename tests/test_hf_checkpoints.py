@@ -218,6 +218,26 @@ def test_sharded_safetensors_load(tmp_path):
     np.testing.assert_array_equal(back.pooler.kernel.numpy(), model.pooler.kernel.numpy())
 
 
+@pytest.mark.parametrize("escape", ["../elsewhere/x.safetensors", "/etc/x.safetensors", "link"])
+def test_an_index_naming_a_file_outside_the_folder_is_refused(escape, tmp_path):
+    model = random_model("BertModel")
+    write_hf(model, tmp_path / "elsewhere")  # weights outside the model's folder
+    (tmp_path / "elsewhere" / "model.safetensors").rename(tmp_path / "elsewhere" / "x.safetensors")
+    (tmp_path / "hf").mkdir()
+    for name in ("config.json", "vocab.txt"):
+        (tmp_path / "hf" / name).write_bytes((tmp_path / "elsewhere" / name).read_bytes())
+    if escape == "link":
+        (tmp_path / "hf" / "link").symlink_to(tmp_path / "elsewhere" / "x.safetensors")
+    index = {"weight_map": {"pooler.dense.weight": escape}}
+    (tmp_path / "hf" / "model.safetensors.index.json").write_text(json.dumps(index))
+    with pytest.raises(InputError) as error:
+        load_checkpoint(BertEncoder(config()), tmp_path / "hf")
+    assert str(error.value) == (
+        f"{tmp_path / 'hf' / 'model.safetensors.index.json'}: lists {escape!r}, outside "
+        f"{tmp_path / 'hf'}; expected the name of a file in the model's folder"
+    )
+
+
 def test_pytorch_bin_is_refused_in_one_line(tmp_path):
     model = random_model("BertModel")
     write_hf(model, tmp_path / "hf")
