@@ -27,6 +27,12 @@ def umask() -> int:
     return mask
 
 
+def usual_permissions(path: str) -> None:
+    """Gives `path` the permissions open() or mkdir would have (what the user's umask allows):
+    tempfile's folders and files, and some libraries' outputs, are private to their owner."""
+    os.chmod(path, (0o777 if os.path.isdir(path) else 0o666) & ~umask())
+
+
 # What a full, read-only or forbidden output folder raises: the user's to fix, not a bug.
 DISK_ERRNOS = frozenset({errno.ENOSPC, errno.EDQUOT, errno.EROFS, errno.EACCES, errno.EPERM})
 
@@ -112,8 +118,7 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         prefix = os.path.basename(temporary_prefix(path))
         fd, tmp_path = tempfile.mkstemp(dir=directory, prefix=prefix)
         os.close(fd)
-        # mkstemp makes the file private (0600); give it the permissions open() would.
-        os.chmod(tmp_path, 0o666 & ~umask())
+        usual_permissions(tmp_path)  # mkstemp makes it private (0600)
         encoding = None if "b" in mode else "utf-8"
         with open(tmp_path, mode, encoding=encoding) as f:
             yield f

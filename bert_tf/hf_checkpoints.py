@@ -49,7 +49,7 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text, temporary_prefix, umask
+from bert_tf.fileio import atomic_write_text, temporary_prefix, usual_permissions
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
@@ -419,6 +419,7 @@ def save_hf_weights(model: keras.Model, path: str) -> None:
         tensors[name] = np.ascontiguousarray(value.T if transposed else value)
     # transformers loads only files whose metadata says which framework wrote them.
     save_file(tensors, path, metadata={"format": "pt"})
+    usual_permissions(path)  # safetensors writes it private (0600)
 
 
 def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
@@ -574,7 +575,7 @@ def _new_directory(output: str):
     staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
     try:
         yield staging
-        os.chmod(staging, 0o777 & ~umask())
+        usual_permissions(staging)  # mkdtemp makes it private (0700)
         os.replace(staging, output)
     finally:
         shutil.rmtree(staging, ignore_errors=True)

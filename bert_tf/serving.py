@@ -29,6 +29,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import usual_permissions
 from bert_tf.text_graph import InGraphTokenizer
 
 logger = logging.getLogger(__name__)
@@ -225,6 +226,7 @@ def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata
     parent = os.path.dirname(export_dir)
     os.makedirs(parent, exist_ok=True)
     staging = tempfile.mkdtemp(prefix=os.path.basename(export_dir) + ".tmp-", dir=parent)
+    usual_permissions(staging)  # mkdtemp makes it private (0700)
     try:
         archive.write_out(staging, verbose=False)
         os.makedirs(os.path.join(staging, os.path.dirname(METADATA_FILE)))

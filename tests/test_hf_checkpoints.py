@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import os
+import stat
 
 import keras
 import numpy as np
@@ -19,6 +21,7 @@ from bert_tf.checkpoints import (
 )
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.fileio import umask
 from bert_tf.hf_checkpoints import (
     ModelDirectory,
     convert_checkpoint,
@@ -468,3 +471,14 @@ def test_our_task_models_give_transformers_the_same_logits(arch, transformers_ou
     difference = max(float(np.max(np.abs(np.asarray(a) - b))) for a, b in pairs)
     print(arch, difference)
     assert difference <= 1e-5
+
+
+def test_a_conversion_has_the_permissions_of_the_users_umask(tmp_path):
+    write_hf(random_model("BertModel"), tmp_path / "hf")
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
+    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "hf2"))
+    mask = umask()
+    for folder in ("original", "hf2"):
+        assert stat.S_IMODE(os.stat(tmp_path / folder).st_mode) == 0o777 & ~mask
+        for path in (tmp_path / folder).iterdir():
+            assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~mask, path

@@ -6,7 +6,9 @@ test_run_classifier.py, test_squad_serving.py, test_ner_serving.py, test_run_swa
 
 from __future__ import annotations
 
+import os
 import re
+import stat
 from pathlib import Path
 
 import numpy as np
@@ -15,6 +17,7 @@ import tensorflow as tf
 from conftest import SAMPLE_DATA, tiny_config
 
 from bert_tf.errors import InputError
+from bert_tf.fileio import umask
 from bert_tf.modeling import BertClassifier, BertMultipleChoice
 from bert_tf.serving import METADATA_FILE, check_export_dir, export_classifier
 from bert_tf.swag.serving import export_swag
@@ -76,7 +79,8 @@ def exports(tmp_path_factory) -> dict:
     vocab = str(SAMPLE_DATA / "vocab.txt")
     export_classifier(BertClassifier(config, 2), str(folder / "cls"), vocab, True, 32, ["0", "1"])
     export_swag(BertMultipleChoice(config), str(folder / "swag"), vocab, True, 32)
-    return {name: tf.saved_model.load(str(folder / name)) for name in ("cls", "swag")}
+    loaded = {name: tf.saved_model.load(str(folder / name)) for name in ("cls", "swag")}
+    return {**loaded, "folder": folder}
 
 
 def request(shape: tuple, **changes) -> dict:
@@ -154,3 +158,12 @@ def test_the_raw_text_signatures_truncate_long_text_as_training_does(exports):
     endings = {f"ending{i}": long_text for i in range(4)}
     out = exports["swag"].signatures["serving_default"](sent1=long_text, sent2=long_text, **endings)
     assert out["probabilities"].shape == (2, 4)
+
+
+def test_an_export_has_the_permissions_of_the_users_umask(exports):
+    mask = umask()
+    export = exports["folder"] / "cls"
+    assert stat.S_IMODE(os.stat(export).st_mode) == 0o777 & ~mask
+    for path in export.rglob("*"):
+        expected = 0o777 if path.is_dir() else 0o666
+        assert stat.S_IMODE(os.stat(path).st_mode) == expected & ~mask, path
