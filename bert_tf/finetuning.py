@@ -106,11 +106,6 @@ def run_task(task: Task) -> dict:
     )  # fmt: skip
 
     strategy = options.make_strategy()  # the first TensorFlow work
-    if not (options.do_train or options.init_checkpoint or latest_checkpoint(options.output_dir)):
-        raise InputError(
-            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
-            "is given: there is no trained model to evaluate, predict with or export"
-        )
     _check_output_dir_task(options.output_dir, task.name)
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     if options.do_train:
@@ -159,12 +154,14 @@ def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, featur
                     os.remove(os.path.join(output_dir, name))
     recorded = collections.defaultdict(dict)
     for split, batch_size in splits.items():
-        path, _ = _records(task, trainer, split, features[split], batch_size)
         logger.info(
-            "%s: %d examples, %d records", split, len(examples[split]), len(features[split])
-        )
+            "%s: %d examples, %d records: the model of step %d predicts them (the first "
+            "batch builds the graph)",
+            split, len(examples[split]), len(features[split]), trainer.global_step,
+        )  # fmt: skip
+        path, _ = _records(task, trainer, split, features[split], batch_size)
         dataset = record_dataset(path, task.record_spec(False), batch_size, is_training=False)
-        outputs = trainer.predict(dataset, (*task.output_names, "example_index"))
+        outputs = trainer.predict(dataset, (*task.output_names, "example_index"), split)
         order = np.argsort(outputs["example_index"], kind="stable")
         predictions = Predictions({k: v[order] for k, v in outputs.items()}, len(features[split]))
         if chief:

@@ -30,6 +30,7 @@ from tensorflow.core.framework import summary_pb2
 from bert_tf.errors import InputError, Preempted, TrainingDiverged, first_line
 from bert_tf.fileio import atomic_write_text
 from bert_tf.preemption import StopFlag
+from bert_tf.progress import Progress
 
 logger = logging.getLogger(__name__)
 
@@ -455,10 +456,13 @@ class Trainer:
                 )
         return metrics
 
-    def predict(self, dataset: tf.data.Dataset, names: tuple[str, ...]) -> dict:
+    def predict(
+        self, dataset: tf.data.Dataset, names: tuple[str, ...], what: str = "predict"
+    ) -> dict:
         """Runs the model (no dropout) over every batch of `dataset`; returns numpy arrays
         [N, ...] of the named model outputs and features, every replica's (and worker's)
-        examples gathered. Batches must split evenly into the replicas."""
+        examples gathered. Batches must split evenly into the replicas. Progress lines start
+        with `what`."""
 
         def replica(features):
             features = self.objective.prepare(features)
@@ -471,9 +475,13 @@ class Trainer:
             return {name: self.strategy.gather(value, axis=0) for name, value in values.items()}
 
         parts: dict = {name: [] for name in names}
-        for features in self.strategy.experimental_distribute_dataset(dataset):
+        batches = int(dataset.cardinality())
+        progress = Progress(what, batches if batches >= 0 else None, "batches")
+        batches = self.strategy.experimental_distribute_dataset(dataset)
+        for features in progress.counted(batches):
             for name, value in step(features).items():
                 parts[name].append(value.numpy())
+        progress.finish()
         if not parts[names[0]]:
             raise InputError("prediction read no batch: the input holds no complete batch")
         return {name: np.concatenate(values) for name, values in parts.items()}

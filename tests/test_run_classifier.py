@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -27,7 +28,9 @@ from conftest import (
     write_tsv,
 )
 
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.modeling import BertClassifier
+from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.preprocessing import BertPreprocessor
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
@@ -102,6 +105,13 @@ def test_writes_the_originals_outputs_and_the_glue_submission_file(trained):
     assert [line.split("\t")[0] for line in submission[1:]] == [str(i) for i in range(7)]
     assert {line.split("\t")[1] for line in submission[1:]} <= {"0", "1"}
     assert "steps_per_second=" in trained["stderr"]
+
+
+def test_evaluation_says_what_it_does_and_how_far_it_is(trained):
+    stderr = trained["stderr"]
+    assert "dev: 11 examples, 11 records: the model of step 5 predicts them" in stderr
+    assert re.search(r"\] dev: [\d,]+(/[\d,]+)? batches \(", stderr), stderr[-2000:]
+    assert re.search(r"\] test: [\d,]+(/[\d,]+)? batches \(", stderr), stderr[-2000:]
 
 
 def test_the_output_dir_is_a_model_directory_that_predicts_as_the_run(trained):
@@ -329,6 +339,10 @@ def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
         ({"--data_dir": "/nonexistent"}, "/nonexistent/train.tsv: no such file"),
         ({"bad_row": True}, "train.tsv:3: 4 tab-separated columns; expected 5"),
         ({"--do_train": "false"}, "holds no checkpoint and no --init_checkpoint"),
+        (
+            {"--do_train": "false", "pretrained": True},
+            "has no BertClassifier head, and --output_dir=",
+        ),
     ],
 )
 def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
@@ -338,6 +352,9 @@ def test_bad_input_is_one_error_line(change, message, setup, tmp_path):
         rows[2] = rows[2][:4]
         write_tsv(tmp_path / "bad" / "train.tsv", rows)
         args = [a.replace(setup["data"], str(tmp_path / "bad")) for a in args]
+    if change.pop("pretrained", False):  # a pre-trained model: an encoder, no classifier
+        prefix = save_original_checkpoint(BertEncoder(tiny_config()), tmp_path / "bert" / "m.ckpt")
+        args.append(f"--init_checkpoint={prefix}")
     for flag, value in change.items():
         args = [a for a in args if not a.startswith(flag + "=") and a != flag] + [f"{flag}={value}"]  # noqa: E501
     line = error_line(run_script(*args, timeout=300), "run_classifier.py")
