@@ -17,6 +17,7 @@ import shutil
 import tempfile
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpoints import load_checkpoint
@@ -192,9 +193,35 @@ def build_trainer(
         )
     if resumed:
         logger.info("restored %s (step %d)", resumed, trainer.global_step)
-    elif options.init_checkpoint:
+        return trainer
+    if not (options.do_train or options.init_checkpoint):
+        raise InputError(
+            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
+            "is given: there is no trained model to evaluate, predict with or export"
+        )
+    if options.init_checkpoint:
+        # The head's weights marked NaN before the load tell whether it gave them values.
+        heads = [(w, w.numpy()) for w in _head_weights(model)]
+        for weight, value in heads:
+            weight.assign(np.full_like(value, np.nan))
         logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+        untouched = [(w, value) for w, value in heads if np.isnan(w.numpy()).all()]
+        for weight, value in untouched:
+            weight.assign(value)  # not in the checkpoint: its initial values
+        if not options.do_train and heads and len(untouched) == len(heads):
+            raise InputError(
+                f"--init_checkpoint={options.init_checkpoint} has no {type(model).__name__} "
+                f"head, and --output_dir={options.output_dir} no checkpoint: without "
+                "--do_train the head would be random; train first, or give the checkpoint of "
+                "a fine-tuned model"
+            )
     return trainer
+
+
+def _head_weights(model) -> list:
+    """The weights of `model` outside its encoder (a task's or pre-training's head)."""
+    encoder = {id(w) for w in getattr(model, "encoder", model).weights}
+    return [w for w in model.weights if id(w) not in encoder]
 
 
 @contextlib.contextmanager

@@ -31,6 +31,7 @@ from conftest import (
 
 from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 
 SEQ, PREDICTIONS = 64, 10
@@ -505,9 +506,35 @@ def _diverging(setup, tmp_path):
     ]
 
 
+def _more_warmup_than_steps(setup, tmp_path):
+    return {"num_warmup_steps": 10}, [
+        "--num_warmup_steps=10 is more than --num_train_steps=6",
+        "would never reach --learning_rate",
+    ]
+
+
+def _eval_alone_without_a_model(setup, tmp_path):
+    return {"do_train": False, "do_eval": True}, [
+        f"--output_dir={tmp_path / 'out'} holds no checkpoint and no --init_checkpoint",
+    ]
+
+
+def _eval_alone_from_an_encoder(setup, tmp_path):
+    prefix = save_original_checkpoint(
+        BertEncoder(BertConfig(**CONFIG)), tmp_path / "encoder" / "bert_model.ckpt"
+    )
+    return {"do_train": False, "do_eval": True, "init_checkpoint": prefix}, [
+        f"--init_checkpoint={prefix} has no BertPretrainer head",
+        "without --do_train the head would be random",
+    ]
+
+
 @pytest.mark.parametrize(
     "bad_input",
     [
+        _more_warmup_than_steps,
+        _eval_alone_without_a_model,
+        _eval_alone_from_an_encoder,
         _no_files,
         _other_sequence_length,
         _other_prediction_count,

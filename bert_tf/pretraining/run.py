@@ -107,6 +107,12 @@ class PretrainingOptions(TrainingOptions, EvalOptions):
         super().check()
         if not (self.do_train or self.do_eval):
             raise InputError("at least one of --do_train and --do_eval must be True")
+        if self.do_train and self.num_warmup_steps > self.num_train_steps:
+            raise InputError(
+                f"--num_warmup_steps={self.num_warmup_steps} is more than --num_train_steps="
+                f"{self.num_train_steps}: the learning rate would never reach --learning_rate; "
+                f"expected at most {self.num_train_steps}"
+            )
 
 
 def run_pretraining(options: PretrainingOptions) -> dict:
