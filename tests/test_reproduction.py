@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import math
 import os
 import re
 import subprocess
@@ -435,6 +436,17 @@ def test_a_runs_tokens_are_its_steps_times_batch_times_its_records_mean_length(t
     (tmp_path / "pretraining" / run.name / "eval_results.txt").write_text("global_step = 40\n")
     assert tokens_seen(run.name, scale, data) == 40 * scale.train_batch_size * 110
     assert tokens_seen(f"{run.name}_step20", scale, data) == 20 * scale.train_batch_size * 110
+
+
+def test_the_unigram_baseline_predicts_each_masked_token_by_its_training_frequency():
+    import numpy as np
+    from unigram_baseline import unigram_results
+
+    # add-one counts [1, 3, 2, 1] of 7: held-out 1 and 3 have p = 3/7 and 1/7
+    results = unigram_results(np.array([1, 1, 2]), np.array([1, 3]), vocab_size=4)
+    assert results["masked_lm_loss"] == pytest.approx(-(math.log(3 / 7) + math.log(1 / 7)) / 2)
+    assert results["masked_lm_perplexity"] == pytest.approx(7 / math.sqrt(3))
+    assert results["masked_lm_accuracy"] == 0.5  # always the most frequent token, 1
 
 
 def test_the_reproduction_page_shows_plots_that_are_in_the_repository():

@@ -14,7 +14,7 @@ Sizes:
   stand-ins (scripts/paper/standin_data.py) where a data set is not here.
 - long: small with ten times its pre-training, the schedule whose models learn: 40,000 steps
   (dupe_factor 15, 1% warm-up), Tables 6 and 8 at 20,000; fine-tuning's learning rate chosen
-  on Dev from {1e-4, 3e-4} for every model and task. About a day of a 2-core CPU.
+  on Dev from {1e-4, 3e-4} for every model and task. About 30 hours of a 2-core CPU.
 - base, large: the paper's settings: BERT-BASE / BERT-LARGE shapes (Table 6: its six shapes),
   two-phase pre-training by scripts/paper/pretrain_bert.sh (PLATFORM=tpu|gpu and its other
   variables pass through) on CORPUS (one sentence per line, e.g. prepare_corpus.py's output of

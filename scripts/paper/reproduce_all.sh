@@ -6,7 +6,7 @@
 #
 # Usage: scripts/paper/reproduce_all.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
 #   small: a laptop CPU, about 13 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;
-#   long: small's models pre-trained ten times longer, the ones that learn (about a day more);
+#   long: small's models pre-trained ten times longer, the ones that learn (about 30 hours);
 #   --report: run nothing, write the tables (and plots) from the steps done so far.
 #   base, large: see scripts/paper/reproduce.py and each table's script for the settings.
 set -euo pipefail

@@ -221,6 +221,30 @@ def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
     return read_results(done).get("masked_lm_perplexity")
 
 
+def unigram_perplexity(scale: Scale, data: Data, runner: Runner) -> float | None:
+    """A unigram model's perplexity on the all-[MASK] held-out records (see
+    mask_only_perplexity): each masked token predicted from its frequency among the training
+    records' predictions, whatever its context. The plateau a masked LM that has learned no
+    context sits on. OUT/pretraining/unigram/eval_mask_only/eval_results.txt."""
+    train, _ = data.records(DEFAULT_MASKING)
+    _, heldout = data.records(MASK_ONLY)
+    if not scale.laptop:  # the final phase's records, as mask_only_perplexity's
+        train = os.path.join(train, "phase2_seq512", "part.tfrecord-*")
+        heldout = os.path.join(heldout, "phase2_seq512", "part.tfrecord-*")
+    done = os.path.join(runner.output_dir, "pretraining", "unigram", "eval_mask_only")
+    done = os.path.join(done, "eval_results.txt")
+    flags = {
+        "train_records": train,
+        "heldout_records": heldout,
+        "vocab_file": data.vocab,
+        "output_file": done,
+    }
+    runner.python(
+        "pretraining/unigram/eval_mask_only", "scripts/paper/unigram_baseline.py", flags, done
+    )
+    return read_results(done).get("masked_lm_perplexity") if os.path.isfile(done) else None
+
+
 RESULT_COLUMNS = [
     "global_step",
     "masked_lm_loss",

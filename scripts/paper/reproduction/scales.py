@@ -156,6 +156,7 @@ def long_scale(quick: bool) -> Scale:
         keep_checkpoint_every_n_steps=steps // 5,  # Figure 5's five points
         table6_steps=steps // 2,
         finetuning_learning_rates=(1e-4, 3e-4),
+        table1_learning_rates=(1e-4, 3e-4),
         dupe_factor=2 if quick else 15,
     )
 

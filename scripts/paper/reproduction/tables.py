@@ -18,6 +18,7 @@ from reproduction.pretraining import (
     mask_only_perplexity,
     pretrained_model,
     random_model,
+    unigram_perplexity,
 )
 from reproduction.runner import Runner
 from reproduction.scales import NER_FEATURES, TABLE8_FEATURE, TABLE8_MASKINGS, Scale
@@ -252,8 +253,10 @@ def figure5(ctx) -> Table:
             table.set(f"{label} step {step}", column, ctx.tuner.glue(model, column))
             if objective == "mlm_nsp":
                 # The masked LM's held-out [MASK]-only perplexity along the way
-                # (pretraining.tsv; plot_reproduction.py draws it against the tokens seen).
+                # (pretraining.tsv; plot_reproduction.py draws it against the tokens seen,
+                # with the unigram model's).
                 mask_only_perplexity(model, ctx.scale, ctx.data, ctx.runner)
+    unigram_perplexity(ctx.scale, ctx.data, ctx.runner)
     return table
 
 

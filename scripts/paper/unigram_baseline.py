@@ -1,0 +1,73 @@
+"""A unigram model's masked-LM results on held-out pre-training records: every masked token
+predicted from how often tokens are chosen for prediction in the training records (add-one
+smoothed), whatever the words around it. The floor a masked LM that has learned no context
+sits on: the line the reproduction's masked LMs are measured against (docs/REPRODUCTION.md).
+
+    python scripts/paper/unigram_baseline.py --train_records=train.tfrecord \
+      --heldout_records=heldout.tfrecord --vocab_file=vocab.txt --output_file=eval_results.txt
+
+Writes eval_results.txt as run_pretraining.py does: masked_lm_loss, masked_lm_perplexity and
+masked_lm_accuracy (always the most frequent token).
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+
+import numpy as np
+import tensorflow as tf
+
+from bert_tf.tokenization import load_vocab
+from bert_tf.training import write_eval_results
+
+PREDICTED = {
+    "masked_lm_ids": tf.io.VarLenFeature(tf.int64),
+    "masked_lm_weights": tf.io.VarLenFeature(tf.float32),
+}
+
+
+def predicted_ids(pattern: str, count: int | None = None) -> np.ndarray:
+    """The ids of the tokens chosen for prediction (weight 1) in the first `count` records of
+    the files `pattern` matches."""
+    records = tf.data.TFRecordDataset(sorted(tf.io.gfile.glob(pattern)))
+    if count:
+        records = records.take(count)
+    ids = []
+    for batch in records.batch(4096):
+        parsed = tf.io.parse_example(batch, PREDICTED)
+        weights = parsed["masked_lm_weights"].values.numpy()
+        ids.append(parsed["masked_lm_ids"].values.numpy()[weights > 0])
+    return np.concatenate(ids)
+
+
+def unigram_results(train: np.ndarray, heldout: np.ndarray, vocab_size: int) -> dict:
+    counts = np.bincount(train, minlength=vocab_size) + 1.0  # add-one: no token is impossible
+    log_p = np.log(counts / counts.sum())
+    loss = float(-log_p[heldout].mean())
+    return {
+        "masked_lm_loss": loss,
+        "masked_lm_perplexity": math.exp(loss),
+        "masked_lm_accuracy": float((heldout == counts.argmax()).mean()),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--train_records", required=True, help="a file or a glob")
+    parser.add_argument("--heldout_records", required=True, help="a file or a glob")
+    parser.add_argument("--vocab_file", required=True)
+    parser.add_argument(
+        "--max_train_records", type=int, default=200_000, help="0: all (a sample is enough)"
+    )
+    parser.add_argument("--output_file", required=True)
+    args = parser.parse_args()
+    train = predicted_ids(args.train_records, args.max_train_records)
+    heldout = predicted_ids(args.heldout_records)
+    results = unigram_results(train, heldout, len(load_vocab(args.vocab_file)))
+    write_eval_results(args.output_file, results)
+    print(f"unigram model, {len(heldout):,} held-out predictions: {results}")
+
+
+if __name__ == "__main__":
+    main()
