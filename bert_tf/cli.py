@@ -6,6 +6,7 @@ stopped by SIGTERM or Ctrl-C as one line and exit status 128 + the signal (143, 
 from __future__ import annotations
 
 import os
+import re
 import signal
 import sys
 from collections.abc import Callable
@@ -28,14 +29,21 @@ def run(main: Callable[[list[str]], None]) -> None:
 
     Bugs keep their traceback; only errors in what the user gave are shortened.
     """
-    from absl import app
+    from absl import app, flags
 
     def guarded(argv: list[str]) -> None:
         program = os.path.basename(sys.argv[0])
         try:
+            check_path_schemes(flags.FLAGS)
             main(argv)
         except (InputError, FileNotFoundError, TrainingDiverged) as e:
             print(f"{program}: error: {e}", file=sys.stderr)
+            sys.exit(1)
+        except Exception as e:
+            if not is_file_system_error(e):
+                raise
+            # TensorFlow puts the path on a line of its own: one line, path included.
+            print(f"{program}: error: {' '.join(str(e).split())}", file=sys.stderr)
             sys.exit(1)
         except Preempted as e:
             print(f"{program}: {e}", file=sys.stderr)
@@ -45,6 +53,50 @@ def run(main: Callable[[list[str]], None]) -> None:
             sys.exit(SIGNAL_EXIT_STATUS_BASE + signal.SIGINT)
 
     app.run(guarded, flags_parser=parse_flags)
+
+
+# The flags that name files or folders (--input_file, --output_dir, --init_checkpoint, the
+# converter's --input and --output, ...).
+_PATH_FLAG = re.compile(r"(_file|_dir|_checkpoint|^input|^output)$")
+
+
+def check_path_schemes(flag_values) -> None:
+    """Raises `InputError` naming the flag when a path's scheme (`http://`, `s3://`) is none
+    that TensorFlow's file system serves here: one line before any work, not an error from
+    deep inside it (or, with Python's own file functions, a local folder named `s3:`)."""
+    for name in flag_values:
+        value = flag_values[name].value
+        if not (_PATH_FLAG.search(name) and isinstance(value, str) and "://" in value):
+            continue
+        import tensorflow as tf  # only for a path with a scheme
+
+        served = [scheme for scheme in tf.io.gfile.get_registered_schemes() if scheme]
+        for path in value.split(","):
+            scheme = path.split("://", 1)[0] if "://" in path else "file"
+            if scheme not in served:
+                others = ", ".join(f"{s}://" for s in served if s != "file")
+                raise InputError(
+                    f"--{name}={value}: TensorFlow has no file system for {scheme}:// here; "
+                    f"expected a local path or one of {others}"
+                )
+
+
+def is_file_system_error(error: BaseException) -> bool:
+    """Whether `error` is TensorFlow's file system refusing a path (not found, forbidden, no
+    network): the user's to fix, said in one line that names the path."""
+    tf = sys.modules.get("tensorflow")
+    if tf is None:
+        return False
+    kinds = (
+        tf.errors.NotFoundError,
+        tf.errors.PermissionDeniedError,
+        tf.errors.UnauthenticatedError,
+        tf.errors.UnavailableError,
+        tf.errors.DeadlineExceededError,
+        tf.errors.FailedPreconditionError,  # what a gs:// path gives without network
+        tf.errors.UnimplementedError,
+    )
+    return isinstance(error, kinds) and "://" in str(error)
 
 
 def parse_flags(argv: list[str]) -> list[str]:

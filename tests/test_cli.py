@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import json
+import os
 import re
 import signal
 import subprocess
@@ -185,3 +186,33 @@ def test_an_output_path_of_the_wrong_kind_is_one_line_before_any_work(script, fl
     kind = "is a file; expected a folder" if flag == "--output_dir" else "is a folder; expected"
     assert f"{script}: error: {flag}={wrong}: {kind}" in error_line(result, script)
     assert file.read_text() == "kept" and list(folder.iterdir()) == []
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["run_classifier.py", "--task_name=MRPC", "--do_train", "--data_dir=http://example.com/glue"],
+        ["scripts/convert_checkpoint.py", "--input=model", "--output=s3://bucket/model"],
+    ],
+)  # fmt: skip
+def test_a_path_whose_scheme_no_file_system_serves_is_one_line(args, tmp_path):
+    scheme = args[-1].split("=")[1].split("://")[0]
+    output_dir = [f"--output_dir={tmp_path / 'out'}"] if args[0] == "run_classifier.py" else []
+    program = os.path.basename(args[0])
+    assert error_line(run_script(*args, *output_dir), program).startswith(
+        f"{program}: error: {args[-1]}: TensorFlow has no file system for {scheme}:// here; "
+        "expected a local path or one of "
+    )
+    assert not (tmp_path / "out").exists() and not os.path.exists(f"{scheme}:")
+
+
+def test_a_remote_file_systems_refusal_is_the_users_to_fix():
+    import tensorflow as tf
+
+    from bert_tf.cli import is_file_system_error
+
+    offline = "Could not resolve host: www.googleapis.com\n\t when reading gs://bucket/x"
+    assert is_file_system_error(tf.errors.FailedPreconditionError(None, None, offline))
+    assert is_file_system_error(tf.errors.NotFoundError(None, None, "gs://bucket/x not found"))
+    assert not is_file_system_error(tf.errors.InvalidArgumentError(None, None, "in the model"))
+    assert not is_file_system_error(ValueError("gs://bucket/x"))
