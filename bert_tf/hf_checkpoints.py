@@ -631,7 +631,15 @@ def convert_checkpoint(
         InputError: the input is not a BERT model directory, or its weights do not fit.
     """
     if not os.path.isdir(input_dir):
-        raise InputError(f"--input={input_dir}: no such directory")
+        hint = ""
+        if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", input_dir) and not os.path.exists(input_dir):
+            # bert-base-uncased, google-bert/bert-base-cased: a Hub name, not a folder here.
+            hint = (
+                "; a Hugging Face Hub name? nothing is downloaded here: download the model "
+                f"first (huggingface-cli download {input_dir} --local-dir DIR, or "
+                "save_pretrained(DIR)) and give --input=DIR"
+            )
+        raise InputError(f"--input={input_dir}: no such directory{hint}")
     if is_hf_directory(input_dir):
         what = hf_to_original(input_dir, output_dir)
         return f"{input_dir} (Hugging Face) -> {output_dir} (original format): {what}"

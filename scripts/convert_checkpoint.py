@@ -10,7 +10,10 @@ or run_swag.py. Names and shapes are checked before anything is written; the out
 appears whole or not at all.
 
     python scripts/convert_checkpoint.py --input=bert-base-uncased --output=uncased_bert
-    python scripts/convert_checkpoint.py --input=output/mrpc --output=mrpc_hf
+    python scripts/convert_checkpoint.py --input=/tmp/mrpc_output --output=mrpc_hf
+
+(A Hugging Face Hub model is downloaded beforehand, e.g. `huggingface-cli download
+bert-base-uncased --local-dir bert-base-uncased`: nothing is downloaded at run time.)
 """
 
 from __future__ import annotations

@@ -482,3 +482,16 @@ def test_a_conversion_has_the_permissions_of_the_users_umask(tmp_path):
         assert stat.S_IMODE(os.stat(tmp_path / folder).st_mode) == 0o777 & ~mask
         for path in (tmp_path / folder).iterdir():
             assert stat.S_IMODE(os.stat(path).st_mode) == 0o666 & ~mask, path
+
+
+def test_a_hub_name_for_input_says_to_download_the_folder_first(tmp_path):
+    with pytest.raises(InputError) as error:
+        convert_checkpoint("google-bert/bert-base-uncased", str(tmp_path / "out"))
+    assert str(error.value) == (
+        "--input=google-bert/bert-base-uncased: no such directory; a Hugging Face Hub name? "
+        "nothing is downloaded here: download the model first (huggingface-cli download "
+        "google-bert/bert-base-uncased --local-dir DIR, or save_pretrained(DIR)) and give "
+        "--input=DIR"
+    )
+    with pytest.raises(InputError, match="no such directory$"):
+        convert_checkpoint(str(tmp_path / "missing"), str(tmp_path / "out"))
