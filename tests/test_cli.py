@@ -106,8 +106,24 @@ def tf_cpp_min_log_level_after_importing_cli(env: dict) -> str:
 
 
 def test_importing_cli_drops_only_tensorflows_info_lines_unless_the_user_chose():
-    assert tf_cpp_min_log_level_after_importing_cli(cli_env()) == "1"
+    from bert_tf.cli import gpu_driver_present
+
+    # Without a GPU driver, its errors too: the one a healthy run prints there (cuInit).
+    expected = "1" if gpu_driver_present() else "3"
+    assert tf_cpp_min_log_level_after_importing_cli(cli_env()) == expected
     assert tf_cpp_min_log_level_after_importing_cli(cli_env(TF_CPP_MIN_LOG_LEVEL="0")) == "0"
+
+
+def test_a_healthy_run_without_a_gpu_prints_no_cuinit_error(tmp_path):
+    from bert_tf.cli import gpu_driver_present
+
+    if gpu_driver_present():
+        pytest.skip("this machine has a GPU driver")
+    code = "import bert_tf.cli, tensorflow as tf; tf.config.list_physical_devices()"
+    result = subprocess.run(
+        [sys.executable, "-c", code], cwd=REPO, env=cli_env(), capture_output=True, text=True
+    )
+    assert "cuInit" not in succeeded(result).stderr
 
 
 def cpp_info_sources(stderr: str) -> set[str]:
