@@ -14,16 +14,19 @@ from collections.abc import Callable
 from bert_tf.errors import InputError, Preempted, TrainingDiverged
 
 
-def gpu_driver_present() -> bool:
-    """Whether this machine has an NVIDIA driver (Linux's, or WSL's GPU device)."""
-    return any(os.path.exists(p) for p in ("/proc/driver/nvidia/version", "/dev/dxg"))
+def accelerator_present() -> bool:
+    """Whether this machine has an accelerator's driver: NVIDIA's (Linux's, or WSL's GPU
+    device) or a Cloud TPU VM's devices."""
+    paths = ("/proc/driver/nvidia/version", "/dev/dxg", "/dev/accel0", "/dev/vfio/0")
+    return any(os.path.exists(path) for path in paths)
 
 
 # Read when TensorFlow loads, so set on import. 1 drops only the C++ runtime's INFO lines (the
-# CPU-instruction banner, XLA and tf.data set-up notes); its warnings and errors stay. Without
-# a GPU driver, 3: its errors too, of which a healthy run prints one there, the failed
-# "cuInit" of a GPU that is not there. A TF_CPP_MIN_LOG_LEVEL the user set wins.
-os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1" if gpu_driver_present() else "3")
+# CPU-instruction banner, XLA and tf.data set-up notes); its warnings and errors stay. On a
+# machine without an accelerator, 3: its errors too, of which a healthy run prints only
+# lines about devices that are not there (the failed "cuInit" of a GPU). A
+# TF_CPP_MIN_LOG_LEVEL the user set wins.
+os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1" if accelerator_present() else "3")
 
 # 128 + the signal, what a shell reports for a process the signal ended: 143 for SIGTERM (a
 # scheduler restarts it), 130 for Ctrl-C.

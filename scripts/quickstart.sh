@@ -15,9 +15,8 @@ cd "$(dirname "$0")/.."
 out=${1:-output/quickstart}
 mkdir -p "$out"
 # Fewer of TensorFlow's C++ start-up notes between the progress lines: warnings too (2); on a
-# machine without a GPU driver errors too (3), where the one a healthy run prints is the failed
-# "cuInit" of a GPU that is not there (as bert_tf/cli.py decides for every script).
-if [[ -e /proc/driver/nvidia/version || -e /dev/dxg ]]; then level=2; else level=3; fi
+# machine without an accelerator errors too (3), as bert_tf/cli.py decides for every script.
+level=$(python -c "from bert_tf.cli import accelerator_present as a; print(2 if a() else 3)")
 export TF_CPP_MIN_LOG_LEVEL=${TF_CPP_MIN_LOG_LEVEL:-$level}
 # Sentences like the corpus's, one word to guess in each. A tiny model learns the frequent words
 # in their places first (the, is, return), the rarer ones (system) much later.
