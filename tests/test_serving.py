@@ -19,7 +19,11 @@ from conftest import SAMPLE_DATA, tiny_config
 from bert_tf.errors import InputError
 from bert_tf.fileio import umask
 from bert_tf.modeling import BertClassifier, BertMultipleChoice
+from bert_tf.modeling.span_labeler import BertSpanLabeler
+from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.ner.serving import export_ner
 from bert_tf.serving import METADATA_FILE, check_export_dir, export_classifier
+from bert_tf.squad.serving import export_squad
 from bert_tf.swag.serving import export_swag
 
 
@@ -79,8 +83,22 @@ def exports(tmp_path_factory) -> dict:
     vocab = str(SAMPLE_DATA / "vocab.txt")
     export_classifier(BertClassifier(config, 2), str(folder / "cls"), vocab, True, 32, ["0", "1"])
     export_swag(BertMultipleChoice(config), str(folder / "swag"), vocab, True, 32)
-    loaded = {name: tf.saved_model.load(str(folder / name)) for name in ("cls", "swag")}
+    export_squad(
+        BertSpanLabeler(config), str(folder / "squad"), vocab_file=vocab, do_lower_case=True,
+        max_seq_length=32, doc_stride=8, max_query_length=8, n_best_size=5,
+        max_answer_length=10, version_2_with_negative=False, null_score_diff_threshold=0.0,
+    )  # fmt: skip
+    labels = ["O", "B-PER", "I-PER"]
+    export_ner(
+        BertTokenClassifier(config, len(labels)), str(folder / "ner"), vocab_file=vocab,
+        do_lower_case=True, labels=labels, max_seq_length=32, doc_stride=8,
+    )  # fmt: skip
+    loaded = {name: tf.saved_model.load(str(folder / name)) for name in MODELS}
     return {**loaded, "folder": folder}
+
+
+# Every task's SavedModel: the `serve` signature of each is checked.
+MODELS = ("cls", "swag", "squad", "ner")
 
 
 def request(shape: tuple, **changes) -> dict:
@@ -131,21 +149,21 @@ BAD_REQUESTS = {
 }
 
 
-@pytest.mark.parametrize("model", ["cls", "swag"])
+@pytest.mark.parametrize("model", MODELS)
 @pytest.mark.parametrize("bad", list(BAD_REQUESTS))
 def test_a_bad_ids_request_is_refused_naming_the_input_and_its_limit(bad, model, exports):
     serve = exports[model].signatures["serve"]
-    shape = (2, 30) if model == "cls" else (2, 4, 30)
+    shape = (2, 4, 30) if model == "swag" else (2, 30)
     assert serve(**request(shape))  # a good one is answered
     changes, message = BAD_REQUESTS[bad]
     with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(message)):
         serve(**request(shape, **changes))
 
 
-@pytest.mark.parametrize("model", ["cls", "swag"])
+@pytest.mark.parametrize("model", MODELS)
 def test_a_request_of_more_tokens_than_positions_is_refused(model, exports):
     serve = exports[model].signatures["serve"]
-    shape = (2, 65) if model == "cls" else (2, 4, 65)
+    shape = (2, 4, 65) if model == "swag" else (2, 65)
     with pytest.raises(tf.errors.InvalidArgumentError) as error:
         serve(**request(shape))
     assert "serve: more tokens than max_position_embeddings=64" in str(error.value)
