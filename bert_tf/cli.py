@@ -49,18 +49,18 @@ def run(main: Callable[[list[str]], None]) -> None:
         except (InputError, FileNotFoundError, TrainingDiverged) as e:
             print(f"{program}: error: {e}", file=sys.stderr)
             sys.exit(1)
-        except Exception as e:
-            if not is_file_system_error(e):
-                raise
-            # TensorFlow puts the path on a line of its own: one line, path included.
-            print(f"{program}: error: {' '.join(str(e).split())}", file=sys.stderr)
-            sys.exit(1)
         except Preempted as e:
             print(f"{program}: {e}", file=sys.stderr)
             sys.exit(SIGNAL_EXIT_STATUS_BASE + e.signal_number)
         except KeyboardInterrupt:  # Ctrl-C outside training's steps: nothing to save there
             print(f"{program}: interrupted by Ctrl-C (SIGINT)", file=sys.stderr)
             sys.exit(SIGNAL_EXIT_STATUS_BASE + signal.SIGINT)
+        except Exception as e:  # last: only a file system's refusal, the rest is a bug
+            if not is_file_system_error(e):
+                raise
+            # TensorFlow puts the path on a line of its own: one line, path included.
+            print(f"{program}: error: {' '.join(str(e).split())}", file=sys.stderr)
+            sys.exit(1)
 
     app.run(guarded, flags_parser=parse_flags)
 

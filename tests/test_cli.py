@@ -153,15 +153,16 @@ def test_a_healthy_run_prints_no_tensorflow_info_line_after_start_up(tmp_path):
 
 def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
     corpus = tmp_path / "corpus.txt"
-    corpus.write_text("A sentence of the corpus, said again and again.\n" * 400_000)
+    corpus.write_text((SAMPLE_DATA / "sample_text.txt").read_text() * 200)
     process = subprocess.Popen(
-        [sys.executable, "create_vocab.py", f"--input_file={corpus}",
-         f"--output_file={tmp_path / 'vocab.txt'}"],
+        [sys.executable, "create_pretraining_data.py", f"--input_file={corpus}",
+         f"--output_file={tmp_path / 'records'}", f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
+         "--dupe_factor=50"],
         cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
     )  # fmt: skip
     try:
         for line in process.stderr:
-            if "create_vocab" in line:  # its first log line: at work, counting words
+            if "Read " in line and " documents" in line:  # at work: making the instances
                 break
         process.send_signal(signal.SIGINT)
         _, stderr = process.communicate(timeout=60)
@@ -169,8 +170,8 @@ def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
         process.kill()
     assert process.returncode == 130, stderr
     assert "Traceback" not in stderr
-    assert stderr.splitlines()[-1] == "create_vocab.py: interrupted by Ctrl-C (SIGINT)"
-    assert not (tmp_path / "vocab.txt").exists()
+    assert stderr.splitlines()[-1] == "create_pretraining_data.py: interrupted by Ctrl-C (SIGINT)"
+    assert not (tmp_path / "records").exists()
 
 
 @pytest.mark.parametrize(
