@@ -52,6 +52,9 @@ class StopFlag:
         self.signal_name = None  # a new run: an earlier stop is not this one's
         reader, writer = socket.socketpair()
         writer.setblocking(False)
+        # A signal the process was started to ignore (SIGINT in a shell's background job)
+        # stays ignored.
+        signals = [n for n in signals if signal.getsignal(n) is not signal.SIG_IGN]
         previous = {number: signal.signal(number, self._note) for number in signals}
         previous_fd = signal.set_wakeup_fd(writer.fileno(), warn_on_full_buffer=False)
         watcher = threading.Thread(

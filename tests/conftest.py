@@ -73,6 +73,12 @@ def run_script(
     )
 
 
+def take_ctrl_c() -> None:
+    """For a child process: SIGINT's default, as under a terminal, even where these tests run
+    as a shell's background job (which starts them ignoring SIGINT, and Python then too)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
 def sigterm_during_training(
     args: list[str], last_line_before: str, signal_number: int = signal.SIGTERM
 ) -> tuple[int, str]:
@@ -81,7 +87,7 @@ def sigterm_during_training(
     exit status and stderr."""
     process = subprocess.Popen(
         [sys.executable, *args], cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
+        stderr=subprocess.PIPE, text=True, preexec_fn=take_ctrl_c,
     )  # fmt: skip
     try:
         for line in process.stderr:

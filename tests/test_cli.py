@@ -13,7 +13,16 @@ import subprocess
 import sys
 
 import pytest
-from conftest import FIXTURES, REPO, SAMPLE_DATA, SCRIPT_ENV, error_line, run_script, succeeded
+from conftest import (
+    FIXTURES,
+    REPO,
+    SAMPLE_DATA,
+    SCRIPT_ENV,
+    error_line,
+    run_script,
+    succeeded,
+    take_ctrl_c,
+)
 
 # The absl scripts: all the top-level ones and those of scripts/ (the others there use argparse).
 SCRIPTS = [
@@ -159,6 +168,7 @@ def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
          f"--output_file={tmp_path / 'records'}", f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
          "--dupe_factor=50"],
         cwd=REPO, env=SCRIPT_ENV, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True,
+        preexec_fn=take_ctrl_c,
     )  # fmt: skip
     try:
         for line in process.stderr:
