@@ -435,14 +435,26 @@ def write_task_model_files(
     )
 
 
+def _task_model_description(directory: str) -> dict:
+    """`directory`'s `TASK_MODEL_FILE`, parsed (the one reader of what the writer above wrote).
+
+    Raises:
+        InputError: the file is not JSON.
+    """
+    path = os.path.join(directory, TASK_MODEL_FILE)
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except ValueError as e:
+        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
+
+
 def fine_tuned_task(directory: str) -> tuple[str, str] | None:
     """(task, model class) that `directory`'s `TASK_MODEL_FILE` says was fine-tuned there
     ("" for a task written before tasks were recorded); None without one."""
-    path = os.path.join(directory, TASK_MODEL_FILE)
-    if not os.path.isfile(path):
+    if not os.path.isfile(os.path.join(directory, TASK_MODEL_FILE)):
         return None
-    with open(path, encoding="utf-8") as f:
-        description = json.load(f)
+    description = _task_model_description(directory)
     return description.get("task", ""), description["model"].get("class_name", "")
 
 
@@ -457,9 +469,8 @@ def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
     import bert_tf.modeling.token_classifier  # noqa: F401
 
     path = os.path.join(directory, TASK_MODEL_FILE)
+    description = _task_model_description(directory)
     try:
-        with open(path, encoding="utf-8") as f:
-            description = json.load(f)
         model = keras.saving.deserialize_keras_object(description["model"])
         do_lower_case = bool(description["do_lower_case"])
     except (ValueError, KeyError, TypeError) as e:

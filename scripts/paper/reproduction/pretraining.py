@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import functools
 import glob
 import os
 import re
@@ -265,14 +266,12 @@ def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
     found = Pretraining.from_name(name)
     if found is None:
         return None
-    from bert_tf.pretraining.dataset import mean_tokens_per_record  # TensorFlow: only here
-
     run, kept_step = found
     folder = os.path.join(data.runner.output_dir, "pretraining", run.name)
     train, _ = data.records(run.masking)
     if kept_step:  # a checkpoint along the way (phase 1's at the paper's sizes)
         files = sorted(glob.glob(train if scale.laptop else os.path.join(train, "phase1*", "*")))
-        return round(kept_step * scale.train_batch_size * mean_tokens_per_record(files))
+        return round(kept_step * scale.train_batch_size * _mean_tokens(tuple(files)))
     phases = [(folder, train)]
     if not scale.laptop:  # scripts/create_pretraining_data_two_phases.sh's folders
         phases = [
@@ -285,8 +284,16 @@ def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
         if not os.path.isfile(results) or not files:
             return None
         steps = read_results(results)["global_step"]
-        tokens += steps * scale.train_batch_size * mean_tokens_per_record(files)
+        tokens += steps * scale.train_batch_size * _mean_tokens(tuple(files))
     return round(tokens)
+
+
+@functools.lru_cache
+def _mean_tokens(files: tuple[str, ...]) -> float:
+    """mean_tokens_per_record, read once per set of records (many runs share one)."""
+    from bert_tf.pretraining.dataset import mean_tokens_per_record  # TensorFlow: only here
+
+    return mean_tokens_per_record(list(files))
 
 
 def write_results(output_dir: str, path: str, schedule: str, tokens=lambda name: None) -> int:
