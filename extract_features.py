@@ -16,7 +16,6 @@ import logging
 import tensorflow as tf
 from absl import flags
 
-from bert_tf.checkpoints import adopt_checkpoint_attention, load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.extract_features import (
@@ -27,6 +26,8 @@ from bert_tf.extract_features import (
     read_examples,
 )
 from bert_tf.fileio import atomic_open, check_output_file
+from bert_tf.loading import load_checkpoint
+from bert_tf.model_dir import adopt_checkpoint_attention
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import (
     FullTokenizer,

@@ -14,21 +14,18 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
-import json
 import logging
 import os
 import re
-import shutil
 from collections.abc import Callable, Collection
 
 import keras
 import numpy as np
 import tensorflow as tf
+from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import (
-    atomic_open,
     atomic_write_text,
     remove_stale_temporaries,
     temporary_prefix,
@@ -36,7 +33,6 @@ from bert_tf.fileio import (
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.training import KEPT_CHECKPOINTS_DIR, UNREADABLE_CHECKPOINT
 
 logger = logging.getLogger(__name__)
 
@@ -152,6 +148,7 @@ class LoadReport:
     missing: list[str]  # in the model, not in the checkpoint (left at their initial values)
     unexpected: list[str]  # in the checkpoint, not in the model (not loaded)
     skipped: list[str]  # training state: optimizer slots, global_step
+    source: str = ""  # the checkpoint read
 
 
 def _listing(names: list[str], most: int = 5) -> str:
@@ -318,163 +315,90 @@ def write_original_checkpoint(
     return prefix
 
 
-def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> str:
-    """Loads `model` (a `BertEncoder`, `BertPretrainer` or fine-tuning `BertTaskModel`)
-    from any kind of checkpoint: the original's names (see `load_original_checkpoint`), a
-    bert_tf training checkpoint (`ckpt-<step>`, or its directory; a fine-tuning model takes
-    its encoder from it), or a Hugging Face BERT directory (config.json and model.safetensors;
-    see `bert_tf.hf_checkpoints.load_hf_checkpoint`).
-    Optimizer state is not loaded. Returns the prefix (the directory for Hugging Face's).
-
-    Raises:
-        InputError: no checkpoint there, or its variables do not fit the model.
-    """
-    # Imported here: hf_checkpoints builds on this module's name table.
-    from bert_tf import hf_checkpoints
-
-    if hf_checkpoints.is_hf_directory(checkpoint):
-        hf_checkpoints.load_hf_checkpoint(model, checkpoint)
-        return os.fspath(checkpoint)
-    prefix = resolve_checkpoint_path(checkpoint)
-    try:
-        return _load_checkpoint(model, prefix)
-    except UNREADABLE_CHECKPOINT as e:
-        raise InputError(
-            f"{prefix}: the checkpoint cannot be read ({first_line(e)}); it is truncated or "
-            "damaged: copy or download it again"
-        ) from None
+# The entry that makes a checkpoint object-based: Keras's object graph, which bert_tf's
+# training checkpoints record (the original's are name-based).
+OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 
-def _load_checkpoint(model: keras.Model, prefix: str) -> str:
-    # Object-based checkpoints (bert_tf.training's) record Keras's object graph; the
-    # original's are name-based.
-    names = tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-    if "_CHECKPOINTABLE_OBJECT_GRAPH" not in names:
-        load_original_checkpoint(model, prefix)
-        return prefix
-    if isinstance(model, BertPretrainer):
-        state = {"model": model}
-    elif isinstance(model, BertTaskModel):
-        state = {"encoder": model.encoder}
-    else:
-        state = {"encoder": model}
-    try:
-        tf.train.Checkpoint(**state).read(prefix).expect_partial()
-    except (ValueError, tf.errors.InvalidArgumentError, AssertionError) as e:
-        raise InputError(
-            f"{prefix}: the checkpoint does not fit the model built from the config "
-            f"({first_line(e)}); does bert_config.json belong to this checkpoint?"
-        ) from None
-    return prefix
+def is_object_based(prefix: str) -> bool:
+    """Whether the checkpoint `prefix` is a bert_tf training checkpoint (`ckpt-<step>`)."""
+    return OBJECT_GRAPH in tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
 
 
-def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
-    """The bert_config.json beside `checkpoint` if it says the model is causal, else None.
-
-    run_pretraining.py writes one beside its training checkpoints and in pretrained/; a kept
-    copy (`kept/ckpt-N`) goes with its run's. A Hugging Face directory says so in its
-    config.json (`is_decoder`).
-    """
-    from bert_tf import hf_checkpoints
-
-    if hf_checkpoints.is_hf_directory(checkpoint):
-        return hf_checkpoints.left_to_right_config(checkpoint)
-    checkpoint = os.fspath(checkpoint)
-    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
-    directory = os.path.normpath(directory)
-    candidates = [directory]
-    if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
-        candidates.append(os.path.dirname(directory))
-    for candidate in candidates:
-        path = os.path.join(candidate, "bert_config.json")
-        if os.path.isfile(path):
-            return path if BertConfig.from_json_file(path).causal_attention else None
-    return None
-
-
-def adopt_checkpoint_attention(config: BertConfig, checkpoint: str | os.PathLike) -> BertConfig:
-    """`config`, made causal when `checkpoint` was pre-trained left to right.
-
-    The attention direction belongs to the weights: a left-to-right model stays causal,
-    whichever bert_config.json names its shape (see `left_to_right_config`).
-    """
-    if config.causal_attention:
-        return config
-    causal_config = left_to_right_config(checkpoint)
-    if causal_config:
-        logger.info("%s: pre-trained left to right, so causal attention", causal_config)
-        config = config.replace(causal_attention=True)
-    return config
-
-
-# What the fine-tuning scripts write beside their checkpoints, so that a fine-tuned output_dir
-# is a model directory on its own (as pretrained/ is): bert_config.json and vocab.txt, and the
-# task model's class and settings (its Keras config) with the casing it was trained with.
-TASK_MODEL_FILE = "task_model.json"
-
-
-def write_task_model_files(
-    output_dir: str, model: BertTaskModel, vocab_file: str, do_lower_case: bool, task: str = ""
-) -> None:
-    """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` (with the `task` fine-tuned,
-    e.g. "MRPC") into `output_dir`."""
-    model.config.to_json_file(os.path.join(output_dir, "bert_config.json"))
-    with (
-        open(vocab_file, "rb") as source,
-        atomic_open(os.path.join(output_dir, "vocab.txt"), "wb") as target,
-    ):
-        shutil.copyfileobj(source, target)
-    description = {
-        "model": keras.saving.serialize_keras_object(model),
-        "do_lower_case": do_lower_case,
+def object_graph_keys(prefix: str) -> dict[str, str]:
+    """Keras path (`embeddings/word_embeddings`) -> key in the training checkpoint `prefix`,
+    for every variable its object graph records."""
+    graph = trackable_object_graph_pb2.TrackableObjectGraph()
+    graph.ParseFromString(tf.train.load_checkpoint(prefix).get_tensor(OBJECT_GRAPH))
+    return {
+        attribute.full_name: attribute.checkpoint_key
+        for node in graph.nodes
+        for attribute in node.attributes
     }
-    if task:
-        description["task"] = task
-    atomic_write_text(
-        os.path.join(output_dir, TASK_MODEL_FILE), json.dumps(description, indent=2) + "\n"
+
+
+def load_object_based(model: keras.Model, prefix: str) -> LoadReport:
+    """Loads a bert_tf training checkpoint into `model` by each variable's Keras path
+    (`embeddings/word_embeddings`, `classifier/output_weights`), as `load_original_checkpoint`
+    does by the original names: the encoder must be whole; each head is loaded when the
+    checkpoint has it and left at its initial values when it has none (a pre-training
+    checkpoint under a new classifier); a head found in part is an error.
+
+    A path, not a place in the object graph: the checkpoint of a pre-training or fine-tuning
+    run gives any model its encoder, and another model's head is never taken for this one.
+    Nothing is assigned before every check.
+
+    Raises:
+        InputError: no BERT encoder in the checkpoint (a checkpoint of something else, or
+            saved under other names), one in part, or a shape other than the model's.
+    """
+    reader = tf.train.load_checkpoint(prefix)
+    keys = object_graph_keys(prefix)
+    shapes = reader.get_variable_to_shape_map()
+    encoder = model if isinstance(model, BertEncoder) else model.encoder
+    in_encoder = {id(variable) for variable in encoder.weights}
+    heads = [variable for variable in model.weights if id(variable) not in in_encoder]
+    missing = [variable.path for variable in encoder.weights if variable.path not in keys]
+    if len(missing) == len(encoder.weights):
+        raise InputError(
+            f"{prefix}: a training checkpoint with no BERT encoder in it (none of "
+            f"{_listing(missing, 2)}); expected one written by run_pretraining.py or a "
+            "fine-tuning script of bert_tf"
+        )
+    if missing:
+        raise InputError(
+            f"{prefix}: {len(missing)} of the encoder's variables are not in the checkpoint: "
+            f"{_listing(missing)}; does bert_config.json belong to this checkpoint?"
+        )
+    missing_heads = [variable.path for variable in heads if variable.path not in keys]
+    if missing_heads and len(missing_heads) < len(heads):
+        raise InputError(
+            f"{prefix}: the checkpoint has some of the model's heads but not "
+            f"{_listing(missing_heads)}"
+        )
+    to_load = [v for v in model.weights if v.path in keys and v.path not in missing_heads]
+    for variable in to_load:
+        shape = list(shapes[keys[variable.path]])
+        if shape != list(variable.shape):
+            raise InputError(
+                f"{prefix}: {variable.path} has shape {shape} in the checkpoint but the model "
+                f"built from the config needs {list(variable.shape)}; does bert_config.json "
+                "belong to this checkpoint (or were the heads built with other arguments, "
+                "such as num_labels)?"
+            )
+    values = [reader.get_tensor(keys[variable.path]) for variable in to_load]
+    for variable, value in zip(to_load, values, strict=True):
+        variable.assign(value.astype(variable.dtype))
+    if missing_heads:
+        logger.log(
+            logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
+            "%s has no %s; they keep their initial values",
+            prefix,
+            _listing(missing_heads),
+        )
+    return LoadReport(
+        loaded=[variable.path for variable in to_load],
+        missing=missing_heads,
+        unexpected=[],
+        skipped=[],
     )
-
-
-def _task_model_description(directory: str) -> dict:
-    """`directory`'s `TASK_MODEL_FILE`, parsed (the one reader of what the writer above wrote).
-
-    Raises:
-        InputError: the file is not JSON.
-    """
-    path = os.path.join(directory, TASK_MODEL_FILE)
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except ValueError as e:
-        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
-
-
-def fine_tuned_task(directory: str) -> tuple[str, str] | None:
-    """(task, model class) that `directory`'s `TASK_MODEL_FILE` says was fine-tuned there
-    ("" for a task written before tasks were recorded); None without one."""
-    if not os.path.isfile(os.path.join(directory, TASK_MODEL_FILE)):
-        return None
-    description = _task_model_description(directory)
-    return description.get("task", ""), description["model"].get("class_name", "")
-
-
-def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
-    """The task model that `directory`'s `TASK_MODEL_FILE` describes (newly initialized) and
-    the casing it was trained with.
-
-    Raises:
-        InputError: the file is not such a description.
-    """
-    import bert_tf.modeling.span_labeler  # noqa: F401  (registers the task models' classes)
-    import bert_tf.modeling.token_classifier  # noqa: F401
-
-    path = os.path.join(directory, TASK_MODEL_FILE)
-    description = _task_model_description(directory)
-    try:
-        model = keras.saving.deserialize_keras_object(description["model"])
-        do_lower_case = bool(description["do_lower_case"])
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
-    if not isinstance(model, BertTaskModel):
-        raise InputError(f"{path}: describes a {type(model).__name__}, not a task model")
-    return model, do_lower_case

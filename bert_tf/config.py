@@ -188,5 +188,8 @@ class BertConfig:
     def __eq__(self, other: object) -> bool:
         return isinstance(other, BertConfig) and self.to_dict() == other.to_dict()
 
+    def __hash__(self) -> int:  # equal configs hash alike (a cache key, a set of shapes)
+        return hash(self.to_json_string())
+
     def __repr__(self) -> str:
         return f"BertConfig({self.to_dict()})"

@@ -21,10 +21,18 @@ logger = logging.getLogger(__name__)
 
 
 def umask() -> int:
-    """The process's file-creation mask (read without changing it)."""
-    mask = os.umask(0)
-    os.umask(mask)
-    return mask
+    """The process's file-creation mask, read without changing it: `os.umask` can only be read
+    by setting it, which for that moment would hold for every thread's new files."""
+    with contextlib.suppress(OSError, ValueError):
+        with open("/proc/self/status", encoding="ascii") as f:  # Linux 4.7+
+            for line in f:
+                if line.startswith("Umask:"):
+                    return int(line.split()[1], 8)
+    # Elsewhere: what the mask leaves of a new folder's mode 0777.
+    with tempfile.TemporaryDirectory() as parent:
+        probe = os.path.join(parent, "probe")
+        os.mkdir(probe, 0o777)
+        return 0o777 & ~os.stat(probe).st_mode
 
 
 def usual_permissions(path: str) -> None:

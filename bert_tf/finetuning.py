@@ -32,19 +32,21 @@ import random
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import (
-    adopt_checkpoint_attention,
-    fine_tuned_task,
-    write_task_model_files,
-)
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, check_writable_folder
 from bert_tf.input_pipeline import record_dataset
+from bert_tf.model_dir import (
+    adopt_checkpoint_attention,
+    check_fine_tuned_model,
+    fine_tuned_config,
+    fine_tuned_task,
+    write_task_model_files,
+)
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
-from bert_tf.runtime import build_trainer, train
+from bert_tf.runtime import build_trainer, summary_writer, train
 from bert_tf.task import Predictions, Task
 from bert_tf.task_options import FineTuningOptions
 from bert_tf.tfrecord import write_records
@@ -108,6 +110,7 @@ def run_task(task: Task) -> dict:
     strategy = options.make_strategy()  # the first TensorFlow work
     _check_output_dir_task(options.output_dir, task.name)
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
+    check_fine_tuned_model(options.output_dir, trainer.model)
     if options.do_train:
         if is_chief(strategy):
             # bert_config.json, vocab.txt and the task model's description beside the
@@ -176,8 +179,8 @@ def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, featur
         else:
             atomic_write_text(os.path.join(output_dir, name), json.dumps(metrics, indent=2) + "\n")
         logger.info("%s: %s", name, metrics)
-        writer = tf.summary.create_file_writer(os.path.join(output_dir, name.split("_")[0]))
-        write_summaries(writer, metrics, trainer.global_step)
+        with summary_writer(trainer.strategy, output_dir, name.split("_")[0]) as writer:
+            write_summaries(writer, metrics, trainer.global_step)
         results.update(metrics)
     return results
 
@@ -229,7 +232,8 @@ def train_schedule(
 def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
     (casing against the checkpoint's name, max_seq_length against the positions); a
-    checkpoint pre-trained left to right keeps its causal attention."""
+    checkpoint pre-trained left to right keeps its causal attention, and a rerun in an
+    output_dir that holds a checkpoint takes the config it was fine-tuned with."""
     validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
@@ -238,4 +242,5 @@ def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokeni
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
     if options.init_checkpoint:
         config = adopt_checkpoint_attention(config, options.init_checkpoint)
+    config = fine_tuned_config(config, options.bert_config_file, options.output_dir)
     return config, tokenizer

@@ -23,24 +23,18 @@ shape is checked before anything is assigned or written.
 
 from __future__ import annotations
 
-import contextlib
-import dataclasses
 import glob
 import json
 import logging
 import os
 import re
-import shutil
-import tempfile
 from collections.abc import Mapping
 
 import keras
 import numpy as np
-import tensorflow as tf
 from safetensors import SafetensorError, safe_open
 from safetensors.numpy import save_file
 
-from bert_tf import checkpoints
 from bert_tf.checkpoints import (
     HEAD_SCOPES,
     LoadReport,
@@ -48,16 +42,14 @@ from bert_tf.checkpoints import (
     original_variable_names,
 )
 from bert_tf.config import KNOWN_KEYS, BertConfig
-from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text, temporary_prefix, usual_permissions
+from bert_tf.errors import InputError
+from bert_tf.fileio import read_text, usual_permissions
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.task import LABELS_FILE
-from bert_tf.tokenization import load_vocab
 
 logger = logging.getLogger(__name__)
 
@@ -236,22 +228,25 @@ def is_hf_directory(path: str | os.PathLike) -> bool:
     )
 
 
-def read_hf_config(directory: str) -> BertConfig:
+def read_hf_values(directory: str) -> dict:
+    """`directory`'s config.json as it is (Hugging Face's keys).
+
+    Raises:
+        InputError: not a JSON object.
+    """
     path = os.path.join(directory, CONFIG_FILE)
     try:
-        with open(path, encoding="utf-8") as f:
-            values = json.load(f)
+        values = json.loads(read_text(path, "a Hugging Face config.json (JSON)"))
     except json.JSONDecodeError as e:
         raise InputError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(values, dict):
         raise InputError(f"{path}: expected a JSON object")
-    return bert_config_from_hf(values, path)
+    return values
 
 
-def left_to_right_config(directory: str | os.PathLike) -> str | None:
-    """`directory`'s config.json if it says the model is causal (`is_decoder`), else None."""
-    path = os.path.join(os.fspath(directory), CONFIG_FILE)
-    return path if read_hf_config(os.fspath(directory)).causal_attention else None
+def read_hf_config(directory: str) -> BertConfig:
+    """Our `BertConfig` of `directory`'s config.json (see `bert_config_from_hf`)."""
+    return bert_config_from_hf(read_hf_values(directory), os.path.join(directory, CONFIG_FILE))
 
 
 def _inside(directory: str, name: str, listed_in: str) -> str:
@@ -377,6 +372,8 @@ def load_hf_checkpoint(
     """
     directory = os.fspath(directory)
     weights = HfWeights(directory)
+    if "BertForMaskedLM" in (read_hf_values(directory).get("architectures") or []):
+        optional = tuple(optional) + NEXT_SENTENCE_NAMES  # a masked LM without the NSP head
     table = _original_tensors(weights)
     known = _known_names(model)
     for original, (name, _) in table.items():
@@ -428,220 +425,3 @@ def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
         "do_lower_case": do_lower_case,
         "model_max_length": config.max_position_embeddings,
     }
-
-
-@dataclasses.dataclass
-class ModelDirectory:
-    """A model read from one of our directories, with what goes beside its weights."""
-
-    model: keras.Model
-    vocab_file: str
-    do_lower_case: bool
-    labels: list[str] | None = None
-
-
-def write_hf_directory(source: ModelDirectory, directory: str) -> None:
-    """config.json, model.safetensors, vocab.txt and tokenizer_config.json into `directory`."""
-    model = source.model
-    arch = architecture(model)
-    regression = isinstance(model, BertClassifier) and model.num_labels == 1 and not source.labels
-    labels = source.labels
-    if isinstance(model, (BertClassifier, BertTokenClassifier)) and not regression:
-        labels = labels or [f"LABEL_{i}" for i in range(model.num_labels)]
-        if len(labels) != model.num_labels:
-            raise InputError(
-                f"{LABELS_FILE} has {len(labels)} labels but the model's head has "
-                f"{model.num_labels} outputs"
-            )
-    values = hf_config(model.config, arch, labels, regression)
-    atomic_write_text(os.path.join(directory, CONFIG_FILE), json.dumps(values, indent=2) + "\n")
-    save_hf_weights(model, os.path.join(directory, WEIGHTS_FILE))
-    shutil.copyfile(source.vocab_file, os.path.join(directory, "vocab.txt"))
-    atomic_write_text(
-        os.path.join(directory, TOKENIZER_CONFIG_FILE),
-        json.dumps(tokenizer_config(model.config, source.do_lower_case), indent=2) + "\n",
-    )
-
-
-# Our directories. ----------------------------------------------------------------------------
-
-
-def _read_labels(directory: str) -> list[str] | None:
-    path = os.path.join(directory, LABELS_FILE)
-    if not os.path.isfile(path):
-        return None
-    with open(path, encoding="utf-8") as f:
-        return [line.strip() for line in f if line.strip()]
-
-
-def _require_file(directory: str, name: str) -> str:
-    path = os.path.join(directory, name)
-    if not os.path.isfile(path):
-        raise InputError(f"{directory}: no {name} (expected a BERT model directory)")
-    return path
-
-
-def read_model_directory(
-    directory: str, do_lower_case: bool, vocab_file: str | None = None
-) -> ModelDirectory:
-    """The model of one of our directories: an original-format one (bert_config.json,
-    bert_model.ckpt, vocab.txt), run_pretraining.py's output_dir (its pretrained/), or a
-    fine-tuning script's output_dir (task_model.json beside ckpt-N). `do_lower_case` and
-    `vocab_file` are used where the directory does not hold its own.
-
-    The class follows the checkpoint's heads: the pre-training heads make a `BertPretrainer`,
-    cls/squad a `BertSpanLabeler`, a top-level output_weights a `BertClassifier` (as the
-    original's run_classifier wrote it), none a `BertEncoder`.
-    """
-    pretrained = os.path.join(directory, "pretrained")
-    if not os.path.isfile(os.path.join(directory, checkpoints.TASK_MODEL_FILE)) and os.path.isdir(
-        pretrained
-    ):
-        directory = pretrained
-    if vocab_file is None or os.path.isfile(os.path.join(directory, "vocab.txt")):
-        vocab_file = _require_file(directory, "vocab.txt")
-    if os.path.isfile(os.path.join(directory, checkpoints.TASK_MODEL_FILE)):
-        model, do_lower_case = checkpoints.read_task_model(directory)
-        _read_training_checkpoint(model, directory)
-        return ModelDirectory(model, vocab_file, do_lower_case, _read_labels(directory))
-    config = BertConfig.from_json_file(_require_file(directory, "bert_config.json"))
-    prefix = checkpoints.resolve_checkpoint_path(directory)
-    shapes = dict(tf.train.list_variables(prefix))
-    if "_CHECKPOINTABLE_OBJECT_GRAPH" in shapes:  # run_pretraining.py's training checkpoint
-        model = BertPretrainer(config)
-    elif "cls/seq_relationship/output_weights" in shapes:
-        model = BertPretrainer(config)
-    elif "cls/squad/output_weights" in shapes:
-        model = BertSpanLabeler(config)
-    elif "output_weights" in shapes:
-        model = BertClassifier(config, num_labels=shapes["output_weights"][0])
-    else:
-        model = BertEncoder(config)
-    checkpoints.load_checkpoint(model, prefix)
-    return ModelDirectory(model, vocab_file, do_lower_case, _read_labels(directory))
-
-
-def _read_training_checkpoint(model: keras.Model, directory: str) -> None:
-    """The whole task model (its head too) from the latest ckpt-N in `directory`."""
-    prefix = tf.train.latest_checkpoint(directory)
-    if prefix is None:
-        raise InputError(f"{directory}: no training checkpoint (ckpt-N) beside task_model.json")
-    try:
-        status = tf.train.Checkpoint(model=model).read(prefix)
-        status.expect_partial().assert_existing_objects_matched()
-    except (ValueError, AssertionError, tf.errors.OpError) as e:
-        raise InputError(
-            f"{prefix}: the checkpoint does not fit the model of task_model.json ({first_line(e)})"
-        ) from None
-
-
-def _hf_model(directory: str) -> tuple[keras.Model, LoadReport]:
-    """Our model of the Hugging Face class in `directory`, loaded."""
-    config = read_hf_config(directory)
-    weights = HfWeights(directory)
-    names = {name.removeprefix("bert."): shape for name, shape in weights.shapes.items()}
-    with open(os.path.join(directory, CONFIG_FILE), encoding="utf-8") as f:
-        archs = json.load(f).get("architectures") or []
-    optional = POOLER_NAMES
-    if "qa_outputs.weight" in names:
-        model = BertSpanLabeler(config)
-    elif "classifier.weight" in names:
-        num_labels = names["classifier.weight"][0]
-        if "BertForTokenClassification" in archs:
-            model = BertTokenClassifier(config, num_labels)
-        elif "BertForMultipleChoice" in archs:
-            model = BertMultipleChoice(config)
-        else:  # BertForSequenceClassification, the class the original's run_classifier is
-            model = BertClassifier(config, num_labels)
-    elif "cls.predictions.transform.dense.weight" in names:
-        model = BertPretrainer(config)
-        optional = POOLER_NAMES + NEXT_SENTENCE_NAMES  # BertForMaskedLM has no NSP head
-    else:
-        model = BertEncoder(config)
-    return model, load_hf_checkpoint(model, directory, optional)
-
-
-# Conversion. ---------------------------------------------------------------------------------
-
-
-@contextlib.contextmanager
-def _new_directory(output: str):
-    """A temporary folder beside `output`, renamed to `output` when the block succeeds."""
-    output = os.path.normpath(output)
-    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
-        raise InputError(f"--output={output} exists and is not empty; give a new folder")
-    parent = os.path.dirname(output) or "."
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
-    try:
-        yield staging
-        usual_permissions(staging)  # mkdtemp makes it private (0700)
-        os.replace(staging, output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
-
-
-def hf_to_original(input_dir: str, output_dir: str) -> str:
-    """A Hugging Face BERT directory -> an original-format one: bert_config.json,
-    bert_model.ckpt (the original's names; a pooler the source lacks is written as newly
-    initialized, as transformers would make it), vocab.txt, and labels.txt for a classifier's
-    or tagger's id2label. Returns what was converted, in words."""
-    model, report = _hf_model(input_dir)
-    vocab_file = _require_file(input_dir, "vocab.txt")
-    model.config.check_vocab(len(load_vocab(vocab_file)), vocab_file)
-    table = original_variable_names(model)
-    written = [name for name in table if name in report.loaded or name in POOLER_NAMES]
-    with open(os.path.join(input_dir, CONFIG_FILE), encoding="utf-8") as f:
-        id2label = json.load(f).get("id2label") or {}
-    with _new_directory(output_dir) as staging:
-        model.config.to_json_file(os.path.join(staging, "bert_config.json"))
-        checkpoints.write_original_checkpoint(
-            {name: keras.ops.convert_to_numpy(table[name]) for name in written},
-            os.path.join(staging, "bert_model.ckpt"),
-        )
-        shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
-        labels = [id2label[key] for key in sorted(id2label, key=int)]
-        if isinstance(model, (BertClassifier, BertTokenClassifier)) and labels:
-            atomic_write_text(
-                os.path.join(staging, LABELS_FILE), "".join(f"{label}\n" for label in labels)
-            )
-    return f"{type(model).__name__} ({len(written)} variables)"
-
-
-def to_hf(
-    input_dir: str, output_dir: str, do_lower_case: bool, vocab_file: str | None = None
-) -> str:
-    """One of our directories (see `read_model_directory`) -> a Hugging Face one. Returns
-    what was converted, in words."""
-    source = read_model_directory(input_dir, do_lower_case, vocab_file)
-    arch = architecture(source.model)
-    with _new_directory(output_dir) as staging:
-        write_hf_directory(source, staging)
-    return f"{type(source.model).__name__} as {arch}"
-
-
-def convert_checkpoint(
-    input_dir: str, output_dir: str, do_lower_case: bool = True, vocab_file: str | None = None
-) -> str:
-    """Converts `input_dir` the way its files say: a Hugging Face directory (config.json and
-    safetensors) to the original format, anything else of ours to Hugging Face's. The output
-    folder appears whole or not at all. Returns what was done, in words.
-
-    Raises:
-        InputError: the input is not a BERT model directory, or its weights do not fit.
-    """
-    if not os.path.isdir(input_dir):
-        hint = ""
-        if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", input_dir) and not os.path.exists(input_dir):
-            # bert-base-uncased, google-bert/bert-base-cased: a Hub name, not a folder here.
-            hint = (
-                "; a Hugging Face Hub name? nothing is downloaded here: download the model "
-                f"first (huggingface-cli download {input_dir} --local-dir DIR, or "
-                "save_pretrained(DIR)) and give --input=DIR"
-            )
-        raise InputError(f"--input={input_dir}: no such directory{hint}")
-    if is_hf_directory(input_dir):
-        what = hf_to_original(input_dir, output_dir)
-        return f"{input_dir} (Hugging Face) -> {output_dir} (original format): {what}"
-    what = to_hf(input_dir, output_dir, do_lower_case, vocab_file)
-    return f"{input_dir} -> {output_dir} (Hugging Face): {what}"

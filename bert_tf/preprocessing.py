@@ -18,7 +18,7 @@ import shutil
 import keras
 import tensorflow as tf
 
-from bert_tf.pretrained import model_directory, read_do_lower_case
+from bert_tf.model_dir import model_directory, read_do_lower_case
 from bert_tf.serving import MODEL_INPUTS
 from bert_tf.text_graph import InGraphTokenizer
 
@@ -61,7 +61,7 @@ class BertPreprocessor(keras.layers.Layer):
         cls, path: str | os.PathLike, max_seq_length: int = 128, do_lower_case: bool | None = None
     ) -> BertPreprocessor:
         """The preprocessor of the model directory `path` (its vocab.txt). `do_lower_case`
-        None: the directory's (`pretrained.read_do_lower_case`)."""
+        None: the directory's (`model_dir.read_do_lower_case`)."""
         if do_lower_case is None:
             do_lower_case = read_do_lower_case(path)
         vocab_file = os.path.join(model_directory(path), VOCAB_ASSET)

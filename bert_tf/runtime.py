@@ -20,14 +20,15 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from bert_tf.checkpoints import load_checkpoint
+from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
+from bert_tf.loading import load_checkpoint
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
-from bert_tf.training import DTYPES, Trainer, training_checkpoints
+from bert_tf.training import DTYPES, Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -204,7 +205,7 @@ def build_trainer(
         heads = [(w, w.numpy()) for w in _head_weights(model)]
         for weight, value in heads:
             weight.assign(np.full_like(value, np.nan))
-        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint))
+        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint).source)
         untouched = [(w, value) for w, value in heads if np.isnan(w.numpy()).all()]
         for weight, value in untouched:
             weight.assign(value)  # not in the checkpoint: its initial values
@@ -259,22 +260,30 @@ def _check_batches(strategy: tf.distribute.Strategy, options: TrainingOptions) -
             check_batch(field.name, getattr(options, field.name), replicas, accumulation)
 
 
+@contextlib.contextmanager
 def summary_writer(strategy: tf.distribute.Strategy, output_dir: str, name: str):
-    """A TensorBoard writer for output_dir/name on the chief; None elsewhere."""
+    """A TensorBoard writer for output_dir/name on the chief (None elsewhere), closed after the
+    block."""
     if not is_chief(strategy):
-        return None
-    return tf.summary.create_file_writer(os.path.join(output_dir, name))
+        yield None
+        return
+    writer = tf.summary.create_file_writer(os.path.join(output_dir, name))
+    try:
+        yield writer
+    finally:
+        writer.close()
 
 
 def train(trainer: Trainer, options: TrainingOptions, dataset, num_train_steps: int) -> None:
     """Trains on `dataset` to `num_train_steps` as the options say (batch, steps per loop,
     checkpoints, logging), with TensorBoard scalars in output_dir/train on the chief."""
-    trainer.train(
-        dataset,
-        num_train_steps=num_train_steps,
-        global_batch_size=options.train_batch_size,
-        steps_per_loop=options.iterations_per_loop,
-        save_checkpoints_steps=options.save_checkpoints_steps,
-        log_steps=options.log_steps,
-        summary_writer=summary_writer(trainer.strategy, options.output_dir, "train"),
-    )
+    with summary_writer(trainer.strategy, options.output_dir, "train") as writer:
+        trainer.train(
+            dataset,
+            num_train_steps=num_train_steps,
+            global_batch_size=options.train_batch_size,
+            steps_per_loop=options.iterations_per_loop,
+            save_checkpoints_steps=options.save_checkpoints_steps,
+            log_steps=options.log_steps,
+            summary_writer=writer,
+        )

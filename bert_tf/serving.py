@@ -18,6 +18,7 @@ TF Serving binary built with them (README "Serving").
 
 from __future__ import annotations
 
+import glob
 import json
 import logging
 import os
@@ -225,6 +226,7 @@ def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata
     export_dir = os.path.abspath(export_dir)
     parent = os.path.dirname(export_dir)
     os.makedirs(parent, exist_ok=True)
+    _restore_interrupted_swap(export_dir)
     staging = tempfile.mkdtemp(prefix=os.path.basename(export_dir) + ".tmp-", dir=parent)
     usual_permissions(staging)  # mkdtemp makes it private (0700)
     try:
@@ -233,11 +235,42 @@ def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata
         with open(os.path.join(staging, METADATA_FILE), "w") as f:
             json.dump(metadata, f, indent=2)
         check_export_dir(export_dir)  # what is there now: an earlier export, or nothing
-        if os.path.isdir(export_dir):
-            shutil.rmtree(export_dir)
-        os.replace(staging, export_dir)
+        _swap_in(staging, export_dir)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     logger.info("SavedModel for serving in %s", export_dir)
     return export_dir
+
+
+# The name an earlier export is moved to while the new one is moved in (PID: the writer's).
+_PREVIOUS = ".previous-{pid}"
+
+
+def _swap_in(staging: str, export_dir: str) -> None:
+    """Moves `staging` to `export_dir`, an earlier export aside first and removed last: at every
+    moment one whole export is under the real name, but between two renames (a kill there
+    leaves the earlier one as `export_dir.previous-PID`, which the next export puts back)."""
+    previous = None
+    if os.path.isdir(export_dir):
+        previous = export_dir + _PREVIOUS.format(pid=os.getpid())
+        os.replace(export_dir, previous)
+    try:
+        os.replace(staging, export_dir)
+    except BaseException:
+        if previous:
+            os.replace(previous, export_dir)
+        raise
+    if previous:
+        shutil.rmtree(previous, ignore_errors=True)
+
+
+def _restore_interrupted_swap(export_dir: str) -> None:
+    """Puts back the earlier export that a killed `_swap_in` left aside, if nothing took its
+    place."""
+    for previous in glob.glob(glob.escape(export_dir) + _PREVIOUS.format(pid="*")):
+        if os.path.exists(export_dir):
+            shutil.rmtree(previous, ignore_errors=True)  # the swap got as far as the new one
+        else:
+            os.replace(previous, export_dir)
+            logger.warning("%s: put back the export an interrupted export moved aside", export_dir)

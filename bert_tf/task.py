@@ -25,10 +25,6 @@ from bert_tf.config import BertConfig
 from bert_tf.objective import Objective
 from bert_tf.tokenization import FullTokenizer
 
-# The label of each output of a classifier or tagger, one a line, kept with the trained model
-# in its output_dir (NER reads it back; converters name the outputs with it).
-LABELS_FILE = "labels.txt"
-
 
 @dataclasses.dataclass
 class Predictions:

@@ -26,10 +26,10 @@ import tensorflow_text as tf_text
 
 from bert_tf.tokenization import load_vocab, require_tokens
 
-# As tokenization.py: what _is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
-# what _is_chinese_char counts.
-_PUNCTUATION = r"[!-/:-@\[-`{-~]|\p{P}"
-_CJK = (
+# As tokenization.py: what is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
+# what is_chinese_char counts.
+PUNCTUATION = r"[!-/:-@\[-`{-~]|\p{P}"
+CJK = (
     r"[\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}\x{2A700}-\x{2B73F}"
     r"\x{2B740}-\x{2B81F}\x{2B820}-\x{2CEAF}\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}]"
 )
@@ -99,15 +99,15 @@ class InGraphTokenizer(tf.Module):
         # _clean_text: whitespace becomes a space, then NUL, U+FFFD and Cc/Cf characters go.
         text = tf.strings.regex_replace(text, r"[\t\n\r\p{Zs}]", " ")
         text = tf.strings.regex_replace(text, r"[\p{Cc}\p{Cf}\x{FFFD}]", "")
-        text = tf.strings.regex_replace(text, f"({_CJK})", r" \1 ")
+        text = tf.strings.regex_replace(text, f"({CJK})", r" \1 ")
         if self.do_lower_case:
             text = tf.strings.lower(text, encoding="utf-8")
             text = tf_text.normalize_utf8(text, "NFD")
             text = tf.strings.regex_replace(text, r"\p{Mn}", "")
         return tf_text.regex_split(
             text,
-            delim_regex_pattern=f"{_SPACES}|{_PUNCTUATION}",
-            keep_delim_regex_pattern=_PUNCTUATION,
+            delim_regex_pattern=f"{_SPACES}|{PUNCTUATION}",
+            keep_delim_regex_pattern=PUNCTUATION,
         )
 
     def tokenize(self, text):

@@ -244,7 +244,7 @@ class BasicTokenizer:
         output: list[str] = []
         start = 0
         for i, char in enumerate(text):
-            if _is_punctuation(char):
+            if is_punctuation(char):
                 if start < i:
                     output.append(text[start:i])
                 output.append(char)
@@ -258,8 +258,8 @@ class BasicTokenizer:
         return _CJK_CHAR_RE.sub(r" \g<0> ", text)
 
     def _is_chinese_char(self, cp: int) -> bool:
-        """Whether code point `cp` is a CJK ideograph (see `_is_chinese_char` below)."""
-        return _is_chinese_char(cp)
+        """Whether code point `cp` is a CJK ideograph (see `is_chinese_char` below)."""
+        return is_chinese_char(cp)
 
     def _clean_text(self, text: str) -> str:
         """Drop NUL, U+FFFD and control characters; turn every whitespace character into " "."""
@@ -318,7 +318,7 @@ class WordpieceTokenizer:
         return tuple(pieces)
 
 
-def _is_chinese_char(cp: int) -> bool:
+def is_chinese_char(cp: int) -> bool:
     """Whether `cp` is in the CJK Unified Ideographs blocks (as the original defines them).
 
     As the original, Hangul, Hiragana and Katakana are not included: those scripts are written
@@ -356,7 +356,7 @@ def _is_control(char: str) -> bool:
 
 
 @functools.lru_cache(maxsize=_CHAR_CACHE_SIZE)
-def _is_punctuation(char: str) -> bool:
+def is_punctuation(char: str) -> bool:
     """Whether `char` is punctuation: any category "P*", or any non-alphanumeric ASCII symbol."""
     cp = ord(char)
     # As the original: ASCII symbols such as "$", "^", "`" and "+" are not category P in Unicode
@@ -366,7 +366,7 @@ def _is_punctuation(char: str) -> bool:
     return unicodedata.category(char).startswith("P")
 
 
-# The code point ranges `_is_chinese_char` accepts (inclusive), and a regex matching any of them.
+# The code point ranges `is_chinese_char` accepts (inclusive), and a regex matching any of them.
 _CJK_RANGES = (
     (0x4E00, 0x9FFF),
     (0x3400, 0x4DBF),

@@ -27,15 +27,19 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
+from bert_tf.checkpointing import (
+    KEPT_CHECKPOINTS_DIR,
+    UNREADABLE_CHECKPOINT,
+    remove_path,
+    remove_unfinished_saves,
+    training_checkpoints,
+)
 from bert_tf.errors import InputError, Preempted, TrainingDiverged, first_line
 from bert_tf.fileio import atomic_write_text
 from bert_tf.preemption import StopFlag
 from bert_tf.progress import Progress
 
 logger = logging.getLogger(__name__)
-
-# Where `keep_checkpoint_every_n_steps` keeps its copies, inside the checkpoint directory.
-KEPT_CHECKPOINTS_DIR = "kept"
 
 # The compute dtypes (Keras dtype policies) the scripts offer; mixed_float16 needs loss scaling.
 DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
@@ -526,38 +530,6 @@ class Trainer:
         metrics["loss"] = sum(batch_losses) / len(batch_losses)
         metrics["global_step"] = self.global_step
         return metrics
-
-
-# What reading a damaged checkpoint raises: IndexError ("Read less bytes than requested") for
-# a truncated .data file, DataLossError (checksum) or another OpError for changed bytes.
-UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
-
-
-def training_checkpoints(directory: str) -> list[str]:
-    """The `ckpt-<step>` prefixes in `directory` whose index exists (a checkpoint is whole once
-    its index is written), oldest first."""
-    steps = []
-    for index in tf.io.gfile.glob(os.path.join(directory, "ckpt-*.index")):
-        step = os.path.basename(index)[len("ckpt-") : -len(".index")]
-        if step.isdigit():
-            steps.append(int(step))
-    return [os.path.join(directory, f"ckpt-{step}") for step in sorted(steps)]
-
-
-def remove_unfinished_saves(directory: str) -> None:
-    """Removes the `ckpt-<step>_temp/` folders that a save killed midway leaves behind (a save
-    writes there, then moves the files into place)."""
-    for folder in tf.io.gfile.glob(os.path.join(directory, "ckpt-*_temp")):
-        logger.info("removing %s (a save that did not finish)", folder)
-        remove_path(folder)
-
-
-def remove_path(path: str) -> None:
-    """Removes a file or a folder with what is in it."""
-    if tf.io.gfile.isdir(path):
-        tf.io.gfile.rmtree(path)
-    else:
-        tf.io.gfile.remove(path)
 
 
 def _tf_variable(variable):

@@ -25,7 +25,7 @@ import logging
 
 from absl import flags
 
-from bert_tf.hf_checkpoints import convert_checkpoint
+from bert_tf.convert import convert_checkpoint
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string("input", None, "The model directory to convert.")

@@ -1,9 +1,10 @@
 r"""Fills in the [MASK]s of sentences with a pre-trained BERT's masked-LM head (paper Sec. 3.1).
 
-The model directory is laid out as Google's released models and run_pretraining.py's
-`pretrained/`: bert_config.json, bert_model.ckpt (with the `cls/` pre-training heads) and
-vocab.txt. Each sentence (several are separated by `|`) is packed alone as `[CLS] ... [SEP]`;
-for each [MASK] one line gives the `top_k` most probable tokens and their probabilities.
+The model directory is any that has the pre-training heads: laid out as Google's released
+models and run_pretraining.py's `pretrained/` (bert_config.json, bert_model.ckpt with the `cls/`
+heads, vocab.txt), run_pretraining.py's output_dir, or a Hugging Face BertForPreTraining. Each
+sentence (several are separated by `|`) is packed alone as `[CLS] ... [SEP]`; for each [MASK]
+one line gives the `top_k` most probable tokens and their probabilities.
 
     python scripts/fill_mask.py --model_dir=output/quickstart/pretraining/pretrained \
       --text="Return the [MASK] of the given object.|This module provides [MASK] for sockets."
@@ -11,21 +12,21 @@ for each [MASK] one line gives the `top_k` most probable tokens and their probab
 
 from __future__ import annotations
 
-import os
-
 import numpy as np
 from absl import flags
 
 from bert_tf import cli
-from bert_tf.checkpoints import load_original_checkpoint
-from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.model_dir import load_model_directory
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
 FLAGS = flags.FLAGS
 flags.DEFINE_string(
-    "model_dir", None, "An original-format model: bert_config.json, bert_model.ckpt, vocab.txt."
+    "model_dir",
+    None,
+    "A model directory with the pre-training heads: the original format (bert_config.json, "
+    "bert_model.ckpt, vocab.txt), run_pretraining.py's output_dir, or a Hugging Face one.",
 )
 flags.DEFINE_string("text", None, "Sentences separated by '|', each with one or more [MASK].")
 flags.DEFINE_integer("top_k", 5, "How many predictions to print per [MASK].")
@@ -112,22 +113,16 @@ def fill_mask(
 
 
 def load_model_dir(model_dir: str, do_lower_case: bool) -> tuple[BertPretrainer, FullTokenizer]:
-    """A `BertPretrainer` with both heads loaded, and its tokenizer, from an original-format
-    model directory."""
-    config = BertConfig.from_json_file(os.path.join(model_dir, "bert_config.json"))
-    model = BertPretrainer(config)
-    report = load_original_checkpoint(model, os.path.join(model_dir, "bert_model.ckpt"))
-    if report.missing:
-        raise InputError(
-            f"--model_dir={model_dir}: the checkpoint has no masked-LM head (cls/predictions); "
-            f"expected a pre-training checkpoint"
-        )
-    vocab_file = os.path.join(model_dir, "vocab.txt")
-    if not os.path.isfile(vocab_file):
+    """A `BertPretrainer` with its masked-LM head loaded, and its tokenizer, from any model
+    directory that has the pre-training heads (`model_dir.load_model_directory`)."""
+    source = load_model_directory(
+        model_dir, BertPretrainer, do_lower_case=do_lower_case, require_heads=True
+    )
+    if source.vocab_file is None:
         raise InputError(f"--model_dir={model_dir}: no vocab.txt there")
-    tokenizer = FullTokenizer(vocab_file, do_lower_case=do_lower_case)
-    require_tokens(tokenizer.vocab, vocab_file, ("[CLS]", "[SEP]", MASK))
-    return model, tokenizer
+    tokenizer = FullTokenizer(source.vocab_file, do_lower_case=source.do_lower_case)
+    require_tokens(tokenizer.vocab, source.vocab_file, ("[CLS]", "[SEP]", MASK))
+    return source.model, tokenizer
 
 
 def format_predictions(predictions: list[tuple[str, float]]) -> str:

@@ -215,3 +215,54 @@ def test_the_original_loading_path_reads_what_we_write(tmp_path, oracle_checkpoi
             restored = session.run(variables)
     for name, value in expected.items():
         np.testing.assert_array_equal(restored[name], value, err_msg=name)
+
+
+def _model(model_class: str, config: BertConfig):
+    from bert_tf import modeling
+
+    cls = getattr(modeling, model_class)
+    return cls(config, num_labels=2) if model_class == "BertClassifier" else cls(config)
+
+
+@pytest.mark.parametrize("model_class", ["BertEncoder", "BertClassifier", "BertPretrainer"])
+def test_an_object_based_checkpoint_without_the_encoder_is_one_error_not_a_random_model(
+    model_class, tmp_path
+):
+    import keras
+
+    from bert_tf.loading import load_checkpoint
+
+    config = BertConfig.from_dict(tiny_config_dict())
+    # A training checkpoint of another network: before, it loaded nothing, silently.
+    other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
+    tf.train.Checkpoint(model=other, encoder=other).write(str(tmp_path / "ckpt-1"))
+    model = _model(model_class, config)
+    before = [w.numpy() for w in model.weights]
+    with pytest.raises(InputError, match=r"ckpt-1: a training checkpoint with no BERT encoder"):
+        load_checkpoint(model, tmp_path / "ckpt-1")
+    for weight, value in zip(model.weights, before, strict=True):
+        np.testing.assert_array_equal(weight.numpy(), value)
+
+
+@pytest.mark.parametrize("model_class", ["BertEncoder", "BertClassifier", "BertPretrainer"])
+def test_an_object_based_checkpoint_is_read_by_keras_paths_whatever_its_keys(model_class, tmp_path):
+    from bert_tf.loading import load_checkpoint
+
+    config = BertConfig.from_dict(tiny_config_dict())
+    saved = BertEncoder(config)
+    tf.train.Checkpoint(network=saved).write(str(tmp_path / "ckpt-1"))  # a user's own key
+    model = _model(model_class, config)
+    load_checkpoint(model, tmp_path / "ckpt-1")
+    encoder = model if model_class == "BertEncoder" else model.encoder
+    for weight, value in zip(encoder.weights, saved.weights, strict=True):
+        np.testing.assert_array_equal(weight.numpy(), value.numpy())
+
+
+def test_an_object_based_checkpoint_with_part_of_the_encoder_names_what_is_missing(tmp_path):
+    from bert_tf.loading import load_checkpoint
+
+    config = BertConfig.from_dict(tiny_config_dict())
+    deeper = BertEncoder(config.replace(num_hidden_layers=1))
+    tf.train.Checkpoint(encoder=deeper).write(str(tmp_path / "ckpt-1"))
+    with pytest.raises(InputError, match=r"ckpt-1: 16 of the encoder's variables .*layer_1/"):
+        load_checkpoint(BertEncoder(config), tmp_path / "ckpt-1")

@@ -106,3 +106,10 @@ def test_a_file_missing_keys_says_which_defaults_it_takes(tmp_path, caplog):
     config.to_json_file(tmp_path / "whole.json")
     BertConfig.from_json_file(tmp_path / "whole.json")
     assert not caplog.records  # a whole file: not a word
+
+
+def test_equal_configs_are_one_key():
+    a = BertConfig(vocab_size=99, hidden_size=48)
+    b = BertConfig.from_dict(a.to_dict())
+    assert {a: "shape"}[b] == "shape"
+    assert len({a, b, a.replace(hidden_size=96)}) == 2

@@ -154,3 +154,16 @@ def test_an_output_path_of_the_wrong_kind_is_one_line_naming_it(tmp_path):
     with pytest.raises(InputError, match=f"^{folder}: is a folder; expected the path of a file"):
         atomic_write_text(folder, "text")
     assert file.read_text() == "kept" and list(folder.iterdir()) == []
+
+
+def test_reading_the_umask_never_sets_it_not_even_for_a_moment(monkeypatch):
+    # os.umask(0) to read it would, for that moment, make every thread's new files
+    # world-writable.
+    from bert_tf import fileio
+
+    current = os.umask(0o022)
+    os.umask(current)
+    calls = []
+    monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or current)
+    assert fileio.umask() == current
+    assert calls == []

@@ -13,23 +13,14 @@ import pytest
 from conftest import error_line, run_script, succeeded, tiny_config_dict
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints import (
-    load_checkpoint,
-    original_variable_names,
-    save_original_checkpoint,
-    write_task_model_files,
-)
+from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.convert import convert_checkpoint, write_hf_directory
 from bert_tf.errors import InputError
 from bert_tf.fileio import umask
-from bert_tf.hf_checkpoints import (
-    ModelDirectory,
-    convert_checkpoint,
-    hf_name,
-    hf_variable_names,
-    original_name,
-    write_hf_directory,
-)
+from bert_tf.hf_checkpoints import hf_name, hf_variable_names, original_name
+from bert_tf.loading import load_checkpoint
+from bert_tf.model_dir import ModelDirectory, write_task_model_files
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
@@ -160,6 +151,7 @@ def test_hugging_face_directory_converts_to_the_original_format_and_back(tmp_pat
         "bert_model.ckpt.index",
         "checkpoint",
         "labels.txt",
+        "task_model.json",  # the class: the original's names do not tell
         "vocab.txt",
     ]
     assert (original / "labels.txt").read_text() == "contradiction\nentailment\nneutral\n"
@@ -179,6 +171,27 @@ def test_hugging_face_directory_converts_to_the_original_format_and_back(tmp_pat
         "1": "entailment",
         "2": "neutral",
     }
+
+
+@pytest.mark.parametrize("arch", MODELS)
+def test_every_class_survives_a_round_trip_through_the_original_format(arch, tmp_path):
+    # Before, the original format's files named no class: a token classifier came back as a
+    # sequence classifier on a new pooler, a multiple-choice model as a one-output regression.
+    model = random_model(arch)
+    labels = [f"L{i}" for i in range(model.num_labels)] if hasattr(model, "num_labels") else None
+    write_hf(model, tmp_path / "hf", labels=labels)
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
+    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "back"))
+    back_config = json.loads((tmp_path / "back" / "config.json").read_text())
+    assert back_config["architectures"] == [arch]
+    assert back_config.get("id2label") == json.loads(
+        (tmp_path / "hf" / "config.json").read_text()
+    ).get("id2label")
+    before = load_file(tmp_path / "hf" / "model.safetensors")
+    after = load_file(tmp_path / "back" / "model.safetensors")
+    assert sorted(after) == sorted(before)
+    for name, value in before.items():
+        np.testing.assert_array_equal(after[name], value, err_msg=name)
 
 
 def test_fine_tuned_output_dir_converts_with_its_head_and_labels(tmp_path):

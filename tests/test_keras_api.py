@@ -14,21 +14,18 @@ import pytest
 import tensorflow as tf
 from conftest import REPO, UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpoints import (
-    load_checkpoint,
-    save_original_checkpoint,
-    write_task_model_files,
-)
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.convert import to_hf
 from bert_tf.errors import InputError
-from bert_tf.hf_checkpoints import to_hf
+from bert_tf.loading import load_checkpoint
+from bert_tf.model_dir import read_config, read_do_lower_case, write_task_model_files
 from bert_tf.modeling import BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.preprocessing import BertPreprocessor
-from bert_tf.pretrained import read_config, read_do_lower_case
 from bert_tf.tokenization import FullTokenizer
 
 # The tiny model's vocab: enough words for sentiment-like sentences.
@@ -90,11 +87,11 @@ def test_from_pretrained_loads_what_load_checkpoint_loads(model_dir, model_class
 
 
 def test_a_head_the_checkpoint_lacks_is_newly_initialized_and_logged(model_dir, caplog):
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
         BertPretrainer.from_pretrained(model_dir)
     assert not caplog.records  # the pre-training heads are in the checkpoint
 
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
         BertClassifier.from_pretrained(model_dir, num_labels=2)
     (record,) = caplog.records
     assert "BertClassifier" in record.message and "(classifier), newly initialized" in (
@@ -135,7 +132,7 @@ def test_a_fine_tuning_output_dir_gives_its_head_arguments(model_dir, fine_tuned
 
 def test_another_tasks_head_is_not_taken_for_this_ones(fine_tuned_dir, caplog):
     output_dir, fine_tuned = fine_tuned_dir
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
         model = BertSpanLabeler.from_pretrained(output_dir)  # its head is "squad", 2 outputs
     assert "(squad), newly initialized" in caplog.text
     assert_same_weights(model.encoder.weights, fine_tuned.encoder.weights)
@@ -321,3 +318,12 @@ def test_the_python_api_examples_run(model_dir, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     for example in examples:
         exec(example.replace(f'"{DOC_MODEL}"', repr(str(model_dir))), {})
+
+
+def test_every_model_of_the_python_api_imports_from_bert_tf_modeling():
+    import bert_tf.modeling
+
+    doc = (REPO / "docs" / "python_api.md").read_text()
+    documented = set(re.findall(r"^\| `(Bert\w+)` \|", doc, re.MULTILINE))
+    assert len(documented) == 6
+    assert documented <= set(bert_tf.modeling.__all__)

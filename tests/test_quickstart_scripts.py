@@ -146,6 +146,33 @@ def test_fill_mask_script_prints_one_line_per_mask(tmp_path: Path, model, tokeni
     assert all(len(line.split(" -> ")[1].split("  ")) == 2 for line in lines)
 
 
+def test_fill_mask_reads_any_model_directory_with_the_masked_lm_head(
+    tmp_path: Path, model, tokenizer
+) -> None:
+    from bert_tf.checkpoints import save_original_checkpoint
+    from bert_tf.convert import write_hf_directory
+    from bert_tf.model_dir import ModelDirectory
+
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("".join(f"{t}\n" for t in sorted(tokenizer.vocab, key=tokenizer.vocab.get)))
+    hf = tmp_path / "hf"
+    hf.mkdir()
+    write_hf_directory(ModelDirectory(model, str(vocab), True), str(hf))
+    loaded, _ = fill_mask_script.load_model_dir(str(hf), do_lower_case=True)
+    text = "the [MASK] ."
+    [got] = fill_mask_script.fill_mask(loaded, tokenizer, text)
+    [expected] = fill_mask_script.fill_mask(model, tokenizer, text)
+    assert [token for token, _ in got] == [token for token, _ in expected]
+    np.testing.assert_allclose([p for _, p in got], [p for _, p in expected], rtol=1e-5)
+    # A released model without the cls/ heads: one line, not a random head's guesses.
+    encoder_only = tmp_path / "encoder"
+    encoder_only.mkdir()
+    save_original_checkpoint(model.encoder, encoder_only / "bert_model.ckpt")
+    model.config.to_json_file(encoder_only / "bert_config.json")
+    with pytest.raises(InputError, match=r"bert_model.ckpt: has no weights for the BertPretrainer"):
+        fill_mask_script.load_model_dir(str(encoder_only), do_lower_case=True)
+
+
 def test_make_bert_config_writes_the_papers_sizes(tmp_path: Path) -> None:
     expected = {
         "base": (12, 768, 12, 3072),

@@ -5,6 +5,7 @@ clear error line for each kind of bad input."""
 
 from __future__ import annotations
 
+import io
 import json
 import os
 import re
@@ -24,11 +25,13 @@ from conftest import (
     run_script,
     served_json,
     sigterm_during_training,
+    succeeded,
     tiny_config,
     write_tsv,
 )
 
 from bert_tf.checkpoints import save_original_checkpoint
+from bert_tf.config import BertConfig
 from bert_tf.modeling import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.preprocessing import BertPreprocessor
@@ -404,3 +407,37 @@ def test_the_paper_search_summarizes_learning_rates_and_restarts(setup, tmp_path
     assert table1[1][5] == str(submission)
     lines = submission.read_text().splitlines()
     assert lines[0] == "index\tprediction" and len(lines) == 1 + 7  # the 7 test rows
+
+
+def test_a_rerun_reads_the_output_dirs_own_config_so_a_left_to_right_model_stays_causal(
+    setup, tmp_path
+):
+    # A left-to-right pre-trained model: its bert_config.json says causal_attention.
+    ltr = tmp_path / "ltr"
+    ltr.mkdir()
+    causal = tiny_config().replace(causal_attention=True)
+    causal.to_json_file(ltr / "bert_config.json")
+    save_original_checkpoint(BertEncoder(causal), ltr / "bert_model.ckpt")
+    output_dir = tmp_path / "out"
+    args = classifier_args(setup, output_dir, "--do_predict")  # --bert_config_file: the shape
+    succeeded(run_script(*args, "--do_train", f"--init_checkpoint={ltr / 'bert_model.ckpt'}"))
+    assert BertConfig.from_json_file(output_dir / "bert_config.json").causal_attention
+    trained = (output_dir / "test_results.tsv").read_text()
+    # Predicting again from the output_dir alone (the README's rerun): before, the shape-only
+    # --bert_config_file made the causal model bidirectional, pooled at [CLS], silently.
+    succeeded(run_script(*args))
+    np.testing.assert_allclose(
+        np.loadtxt(output_dir / "test_results.tsv", ndmin=2),
+        np.loadtxt(io.StringIO(trained), ndmin=2),
+        atol=1e-6,
+    )
+    # A --bert_config_file that disagrees with the output_dir's own is one line naming both.
+    relu = tiny_config().replace(hidden_act="relu")
+    relu.to_json_file(tmp_path / "relu.json")
+    args = [a.replace(setup["config"], str(tmp_path / "relu.json")) for a in args]
+    line = error_line(run_script(*args), "run_classifier.py")
+    assert line == (
+        f"run_classifier.py: error: --bert_config_file={tmp_path / 'relu.json'}: hidden_act="
+        f"'relu', but --output_dir={output_dir} was fine-tuned with hidden_act='gelu' (its "
+        "bert_config.json); give that config, or another --output_dir"
+    ), line

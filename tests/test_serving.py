@@ -185,3 +185,30 @@ def test_an_export_has_the_permissions_of_the_users_umask(exports):
     for path in export.rglob("*"):
         expected = 0o777 if path.is_dir() else 0o666
         assert stat.S_IMODE(os.stat(path).st_mode) == expected & ~mask, path
+
+
+def test_replacing_an_export_keeps_the_old_one_until_the_new_one_is_in_place(
+    tmp_path: Path, monkeypatch
+):
+    import os
+
+    from bert_tf import serving
+
+    export = earlier_export(tmp_path / "export")
+    real_replace = os.replace
+
+    def failing_move_into_place(source, target):
+        if os.fspath(target) == str(export) and ".tmp-" in os.fspath(source):
+            raise OSError(5, "Input/output error")  # the new one fails to move in
+        return real_replace(source, target)
+
+    monkeypatch.setattr(os, "replace", failing_move_into_place)
+
+    class Archive:  # what write_archive needs of a keras.export.ExportArchive
+        def write_out(self, path, verbose=False):
+            (Path(path) / "saved_model.pb").write_bytes(b"new")
+
+    with pytest.raises(OSError):
+        serving.write_archive(Archive(), str(export), {"new": True})
+    assert (export / METADATA_FILE).read_text() == "{}"  # the old export, whole
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["export"]

@@ -117,3 +117,28 @@ def test_a_task_of_hooks_alone_trains_evaluates_and_writes_its_results(tmp_path)
     for name in ("train.tf_record", "eval.tf_record", "predict.tf_record", "ckpt-72.index"):
         assert (tmp_path / "out" / name).is_file(), name
     assert list((tmp_path / "out" / "eval").glob("events.out.tfevents.*"))
+
+
+def test_every_summary_writer_a_run_opens_is_closed(tmp_path, monkeypatch):
+    import tensorflow as tf
+
+    opened, closed = [], []
+    create = tf.summary.create_file_writer
+
+    def tracked(logdir, *args, **kwargs):
+        writer = create(logdir, *args, **kwargs)
+        opened.append(logdir)
+        close = writer.close
+        writer.close = lambda: closed.append(logdir) or close()
+        return writer
+
+    monkeypatch.setattr(tf.summary, "create_file_writer", tracked)
+    config_file = tmp_path / "bert_config.json"
+    tiny_config().to_json_file(config_file)
+    options = PetsOptions(
+        bert_config_file=str(config_file), vocab_file=str(UNCASED_VOCAB),
+        output_dir=str(tmp_path / "out"), max_seq_length=16, do_train=True, do_eval=True,
+        train_batch_size=16, eval_batch_size=16, num_train_epochs=1.0, seed=1,
+    )  # fmt: skip
+    run_task(Pets(options))
+    assert sorted(opened) == sorted(closed) and len(opened) == 2  # train/, eval/

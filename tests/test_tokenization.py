@@ -96,9 +96,9 @@ def test_is_control() -> None:
 
 def test_is_punctuation() -> None:
     for char in ["-", "$", "`", "."]:
-        assert tokenization._is_punctuation(char), repr(char)
+        assert tokenization.is_punctuation(char), repr(char)
     for char in ["A", " "]:
-        assert not tokenization._is_punctuation(char), repr(char)
+        assert not tokenization.is_punctuation(char), repr(char)
 
 
 # --- Agreement with the original on the oracle cases --------------------------------------------
@@ -193,10 +193,10 @@ def test_overlong_word_is_unknown() -> None:
 def test_cjk_regex_matches_is_chinese_char() -> None:
     every_char = "".join(map(chr, range(0x110000)))
     matched = {ord(m.group()) for m in tokenization._CJK_CHAR_RE.finditer(every_char)}
-    expected = {cp for cp in range(0x110000) if tokenization._is_chinese_char(cp)}
+    expected = {cp for cp in range(0x110000) if tokenization.is_chinese_char(cp)}
     assert matched == expected
-    assert not tokenization._is_chinese_char(0xAC00)  # Hangul
-    assert not tokenization._is_chinese_char(0x3042)  # Hiragana
+    assert not tokenization.is_chinese_char(0xAC00)  # Hangul
+    assert not tokenization.is_chinese_char(0x3042)  # Hiragana
 
 
 def test_alphanumeric_characters_are_never_punctuation() -> None:
@@ -204,7 +204,7 @@ def test_alphanumeric_characters_are_never_punctuation() -> None:
     clashes = [
         hex(cp)
         for cp in range(0x110000)
-        if chr(cp).isalnum() and tokenization._is_punctuation.__wrapped__(chr(cp))
+        if chr(cp).isalnum() and tokenization.is_punctuation.__wrapped__(chr(cp))
     ]
     assert clashes == []
 

@@ -24,7 +24,8 @@ from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning import run_task
-from bert_tf.task import LABELS_FILE, Predictions, Task
+from bert_tf.model_dir import LABELS_FILE
+from bert_tf.task import Predictions, Task
 
 
 class GlueTask(Task):

@@ -7,6 +7,8 @@ from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.modeling.span_labeler import BertSpanLabeler
+from bert_tf.modeling.token_classifier import BertTokenClassifier
 
 __all__ = [
     "BertClassifier",
@@ -14,6 +16,8 @@ __all__ = [
     "BertMultipleChoice",
     "ClassifierHead",
     "BertPretrainer",
+    "BertSpanLabeler",
+    "BertTokenClassifier",
     "MaskedLMHead",
     "NextSentenceHead",
 ]

@@ -45,8 +45,8 @@ import tensorflow as tf
 
 from bert_tf.ner.tagging import split_tag
 from bert_tf.serving import export_model
-from bert_tf.text_graph import _CJK, _PUNCTUATION, InGraphTokenizer
-from bert_tf.tokenization import _is_chinese_char, _is_punctuation
+from bert_tf.text_graph import CJK, PUNCTUATION, InGraphTokenizer
+from bert_tf.tokenization import is_chinese_char, is_punctuation
 from bert_tf.windows import graph_doc_spans, graph_is_max_context
 
 # What str.isspace() counts: \t-\r, the information separators, NEL and the Unicode separators.
@@ -63,7 +63,7 @@ def conll_words(text: str) -> list[tuple[str, int, int]]:
     """
     tokens, start = [], None  # (start, end) of each whitespace token
     for i, char in enumerate(text + " "):
-        cjk = _is_chinese_char(ord(char))
+        cjk = is_chinese_char(ord(char))
         if start is not None and (char.isspace() or cjk):
             tokens.append((start, i))
             start = None
@@ -74,10 +74,10 @@ def conll_words(text: str) -> list[tuple[str, int, int]]:
     words = []
     for start, end in tokens:
         first = start  # the first character that is not punctuation
-        while first < end and _is_punctuation(text[first]):
+        while first < end and is_punctuation(text[first]):
             first += 1
         last = end  # the end of the core word
-        while last > first and _is_punctuation(text[last - 1]):
+        while last > first and is_punctuation(text[last - 1]):
             last -= 1
         abbreviation = (
             first < last < end
@@ -107,8 +107,8 @@ def conll_words_in_graph(text):
     index = tf.range(tf.size(flat, tf.int64))  # [M]
     position = index - tf.gather(chars.row_starts(), row)  # [M]: offset in its text
     space = tf.strings.regex_full_match(flat, _WHITESPACE)
-    cjk = tf.strings.regex_full_match(flat, _CJK)
-    punct = tf.strings.regex_full_match(flat, _PUNCTUATION)
+    cjk = tf.strings.regex_full_match(flat, CJK)
+    punct = tf.strings.regex_full_match(flat, PUNCTUATION)
     letter = tf.strings.regex_full_match(flat, r"\p{L}")
     period = tf.equal(flat, ".")
 

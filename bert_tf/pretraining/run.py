@@ -173,9 +173,8 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     logger.info("eval: %s", results)
     if is_chief(strategy):
         write_eval_results(os.path.join(options.output_dir, "eval_results.txt"), results)
-        write_summaries(
-            summary_writer(strategy, options.output_dir, "eval"), results, trainer.global_step
-        )
+        with summary_writer(strategy, options.output_dir, "eval") as writer:
+            write_summaries(writer, results, trainer.global_step)
     return results
 
 

@@ -1,0 +1,158 @@
+"""Converting a BERT between Hugging Face's format and the original's, the way its files say:
+a Hugging Face directory to the original format, any other model directory of ours to
+Hugging Face's. The output folder appears whole or not at all.
+
+    convert_checkpoint("bert-base-uncased/", "uncased_L-12_H-768_A-12/")   # -> original format
+    convert_checkpoint("output/mrpc/", "mrpc_hf/")                         # -> Hugging Face
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import re
+import shutil
+import tempfile
+
+import keras
+
+from bert_tf import checkpoints
+from bert_tf.checkpoints import original_variable_names
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_write_text, temporary_prefix, usual_permissions
+from bert_tf.hf_checkpoints import (
+    CONFIG_FILE,
+    POOLER_NAMES,
+    TOKENIZER_CONFIG_FILE,
+    WEIGHTS_FILE,
+    architecture,
+    hf_config,
+    is_hf_directory,
+    save_hf_weights,
+    tokenizer_config,
+)
+from bert_tf.model_dir import (
+    LABELS_FILE,
+    ModelDirectory,
+    load_model_directory,
+    require_file,
+    write_task_model_files,
+)
+from bert_tf.modeling.classifier import BertClassifier
+from bert_tf.modeling.task_model import BertTaskModel
+from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.tokenization import load_vocab
+
+
+def write_hf_directory(source: ModelDirectory, directory: str) -> None:
+    """config.json, model.safetensors, vocab.txt and tokenizer_config.json into `directory`."""
+    model = source.model
+    arch = architecture(model)
+    regression = isinstance(model, BertClassifier) and model.num_labels == 1 and not source.labels
+    labels = source.labels
+    if isinstance(model, (BertClassifier, BertTokenClassifier)) and not regression:
+        labels = labels or [f"LABEL_{i}" for i in range(model.num_labels)]
+        if len(labels) != model.num_labels:
+            raise InputError(
+                f"{LABELS_FILE} has {len(labels)} labels but the model's head has "
+                f"{model.num_labels} outputs"
+            )
+    values = hf_config(model.config, arch, labels, regression)
+    atomic_write_text(os.path.join(directory, CONFIG_FILE), json.dumps(values, indent=2) + "\n")
+    save_hf_weights(model, os.path.join(directory, WEIGHTS_FILE))
+    shutil.copyfile(source.vocab_file, os.path.join(directory, "vocab.txt"))
+    atomic_write_text(
+        os.path.join(directory, TOKENIZER_CONFIG_FILE),
+        json.dumps(tokenizer_config(model.config, source.do_lower_case), indent=2) + "\n",
+    )
+
+
+@contextlib.contextmanager
+def _new_directory(output: str):
+    """A temporary folder beside `output`, renamed to `output` when the block succeeds."""
+    output = os.path.normpath(output)
+    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+        raise InputError(f"--output={output} exists and is not empty; give a new folder")
+    parent = os.path.dirname(output) or "."
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
+    try:
+        yield staging
+        usual_permissions(staging)  # mkdtemp makes it private (0700)
+        os.replace(staging, output)
+    finally:
+        shutil.rmtree(staging, ignore_errors=True)
+
+
+def hf_to_original(input_dir: str, output_dir: str) -> str:
+    """A Hugging Face BERT directory -> an original-format one: bert_config.json,
+    bert_model.ckpt (the original's names; a pooler the source lacks is written as newly
+    initialized, as transformers would make it), vocab.txt, labels.txt for a classifier's or
+    tagger's id2label, and a task model's task_model.json. Returns what was converted, in
+    words."""
+    source = load_model_directory(input_dir)
+    model = source.model
+    vocab_file = require_file(input_dir, "vocab.txt")
+    model.config.check_vocab(len(load_vocab(vocab_file)), vocab_file)
+    table = original_variable_names(model)
+    written = [name for name in table if name in source.report.loaded or name in POOLER_NAMES]
+    with _new_directory(output_dir) as staging:
+        checkpoints.write_original_checkpoint(
+            {name: keras.ops.convert_to_numpy(table[name]) for name in written},
+            os.path.join(staging, "bert_model.ckpt"),
+        )
+        if isinstance(model, BertTaskModel):
+            # The original's files name no head class: task_model.json keeps it (a token
+            # classifier and a multiple-choice model have a classifier's variables).
+            write_task_model_files(staging, model, vocab_file, source.do_lower_case)
+        else:
+            model.config.to_json_file(os.path.join(staging, "bert_config.json"))
+            shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
+        if isinstance(model, (BertClassifier, BertTokenClassifier)) and source.labels:
+            atomic_write_text(
+                os.path.join(staging, LABELS_FILE),
+                "".join(f"{label}\n" for label in source.labels),
+            )
+    return f"{type(model).__name__} ({len(written)} variables)"
+
+
+def to_hf(
+    input_dir: str, output_dir: str, do_lower_case: bool, vocab_file: str | None = None
+) -> str:
+    """One of our directories (see `model_dir.load_model_directory`) -> a Hugging Face one.
+    Returns what was converted, in words."""
+    source = load_model_directory(input_dir, do_lower_case=do_lower_case, vocab_file=vocab_file)
+    if source.vocab_file is None:
+        require_file(input_dir, "vocab.txt")
+    arch = architecture(source.model)
+    with _new_directory(output_dir) as staging:
+        write_hf_directory(source, staging)
+    return f"{type(source.model).__name__} as {arch}"
+
+
+def convert_checkpoint(
+    input_dir: str, output_dir: str, do_lower_case: bool = True, vocab_file: str | None = None
+) -> str:
+    """Converts `input_dir` the way its files say: a Hugging Face directory (config.json and
+    safetensors) to the original format, anything else of ours to Hugging Face's. The output
+    folder appears whole or not at all. Returns what was done, in words.
+
+    Raises:
+        InputError: the input is not a BERT model directory, or its weights do not fit.
+    """
+    if not os.path.isdir(input_dir):
+        hint = ""
+        if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", input_dir) and not os.path.exists(input_dir):
+            # bert-base-uncased, google-bert/bert-base-cased: a Hub name, not a folder here.
+            hint = (
+                "; a Hugging Face Hub name? nothing is downloaded here: download the model "
+                f"first (huggingface-cli download {input_dir} --local-dir DIR, or "
+                "save_pretrained(DIR)) and give --input=DIR"
+            )
+        raise InputError(f"--input={input_dir}: no such directory{hint}")
+    if is_hf_directory(input_dir):
+        what = hf_to_original(input_dir, output_dir)
+        return f"{input_dir} (Hugging Face) -> {output_dir} (original format): {what}"
+    what = to_hf(input_dir, output_dir, do_lower_case, vocab_file)
+    return f"{input_dir} -> {output_dir} (Hugging Face): {what}"

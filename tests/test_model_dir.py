@@ -1,0 +1,70 @@
+"""A model directory's own files say what its model is: a fine-tuning output_dir is resumed,
+predicted with and exported as it was trained, or not at all."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+import tensorflow as tf
+from conftest import UNCASED_VOCAB, tiny_config_dict
+
+from bert_tf.config import BertConfig
+from bert_tf.errors import InputError
+from bert_tf.model_dir import (
+    TASK_MODEL_FILE,
+    check_fine_tuned_model,
+    fine_tuned_config,
+    read_task_model,
+    write_task_model_files,
+)
+from bert_tf.modeling import BertTokenClassifier
+
+CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
+
+
+def fine_tuned_output_dir(folder, model) -> str:
+    """`folder` as a fine-tuning run leaves it: its files and a checkpoint."""
+    folder.mkdir(exist_ok=True)
+    write_task_model_files(str(folder), model, str(UNCASED_VOCAB), True, "NER")
+    tf.train.Checkpoint(model=model).write(str(folder / "ckpt-3"))
+    return str(folder)
+
+
+def test_settings_that_keep_the_variables_but_change_the_model_are_one_line(tmp_path):
+    # Both feature-based taggers have the same variables: the checkpoint would restore into
+    # the other one silently.
+    trained = BertTokenClassifier(CONFIG, 5, feature_based="last_hidden", lstm_units=8)
+    output_dir = fine_tuned_output_dir(tmp_path / "out", trained)
+    check_fine_tuned_model(output_dir, trained)  # the same: nothing to say
+    other = BertTokenClassifier(CONFIG, 5, feature_based="embeddings", lstm_units=8)
+    with pytest.raises(InputError) as error:
+        check_fine_tuned_model(output_dir, other)
+    assert str(error.value) == (
+        f"--output_dir={output_dir}: its checkpoint is of feature_based='last_hidden', not "
+        "'embeddings' as this run's options build (its task_model.json); rerun with the "
+        "options it was trained with, or give another --output_dir"
+    )
+
+
+def test_a_config_that_differs_from_the_output_dirs_is_one_line_naming_both(tmp_path):
+    output_dir = fine_tuned_output_dir(tmp_path / "out", BertTokenClassifier(CONFIG, 5))
+    assert fine_tuned_config(CONFIG, "mine.json", output_dir) == CONFIG
+    with pytest.raises(InputError, match=r"--bert_config_file=mine.json: intermediate_size=64, "):
+        fine_tuned_config(CONFIG.replace(intermediate_size=64), "mine.json", output_dir)
+    # Before any checkpoint, the given config is the one to train with.
+    assert fine_tuned_config(CONFIG.replace(intermediate_size=64), "x", str(tmp_path)) != CONFIG
+
+
+@pytest.mark.parametrize(
+    "model, message",
+    [
+        ({"class_name": "Sequential", "config": {}}, "describes a 'Sequential', not a task model"),
+        ({"class_name": "BertClassifier", "config": {"num_labels": 2}}, "not a task model desc"),
+        ("text", "not a task model description"),
+    ],
+)
+def test_a_task_model_file_is_checked_before_keras_builds_what_it_names(model, message, tmp_path):
+    (tmp_path / TASK_MODEL_FILE).write_text(json.dumps({"model": model, "do_lower_case": True}))
+    with pytest.raises(InputError, match=message):
+        read_task_model(str(tmp_path))
