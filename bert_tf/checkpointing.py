@@ -10,6 +10,8 @@ import os
 
 import tensorflow as tf
 
+from bert_tf.errors import InputError, first_line
+
 logger = logging.getLogger(__name__)
 
 # Where `keep_checkpoint_every_n_steps` keeps its copies, inside the checkpoint directory.
@@ -45,3 +47,110 @@ def remove_path(path: str) -> None:
         tf.io.gfile.rmtree(path)
     else:
         tf.io.gfile.remove(path)
+
+
+class TrainingCheckpoints:
+    """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last
+    `max_to_keep` of them, and a copy of every one whose step is a multiple of
+    `keep_every_n_steps` in `directory`/kept/ (never deleted; None: none kept). No directory:
+    nothing is saved.
+
+    `state`: what a checkpoint holds (`tf.train.Checkpoint`'s keyword arguments).
+    """
+
+    def __init__(
+        self,
+        state: dict,
+        directory: str | None,
+        max_to_keep: int = 5,
+        keep_every_n_steps: int | None = None,
+    ) -> None:
+        self.checkpoint = tf.train.Checkpoint(**state)
+        self.directory = directory
+        self.keep_every_n_steps = keep_every_n_steps
+        self.manager = (
+            tf.train.CheckpointManager(
+                self.checkpoint, directory, max_to_keep=max_to_keep, checkpoint_name="ckpt"
+            )
+            if directory
+            else None
+        )
+
+    @property
+    def latest(self) -> str | None:
+        """The last checkpoint saved (or found at the start), if any."""
+        return self.manager.latest_checkpoint if self.manager else None
+
+    def restore(self, directory: str | None = None) -> str | None:
+        """Restores the latest whole checkpoint in `directory` (default: this one's), falling
+        back to the one before when it cannot be read; returns its path, None without one.
+
+        Every worker of a multi-worker run restores the chief's checkpoint, though the others
+        save theirs elsewhere.
+
+        Raises:
+            InputError: none of the checkpoints there can be read.
+            AssertionError, ValueError: one that holds another model.
+        """
+        directory = directory or self.directory
+        if not directory:
+            return None
+        if directory == self.directory:  # this worker's own: the chief's output_dir
+            remove_unfinished_saves(directory)
+        candidates = training_checkpoints(directory)[::-1]  # the latest first
+        for i, path in enumerate(candidates):
+            if i:  # a newer one could not be read
+                logger.warning("resuming from %s instead", os.path.basename(path))
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return path
+            except UNREADABLE_CHECKPOINT as e:
+                logger.warning("%s cannot be read: %s", path, first_line(e))
+        if candidates:
+            names = ", ".join(os.path.basename(path) for path in candidates)
+            raise InputError(
+                f"{directory}: none of its checkpoints can be read ({names}); move them away "
+                "to start again"
+            )
+        return None
+
+    def save(self, step: int) -> str | None:
+        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
+        `keep_every_n_steps`, a copy in `kept/` that stays. Returns its path.
+
+        Raises:
+            InputError: the disk refused it (what the save began is removed; the previous
+                checkpoint stays).
+        """
+        if self.manager is None:
+            return None
+        previous = self.manager.latest_checkpoint
+        try:
+            path = self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as e:
+            # A full or read-only disk: what the save began goes, the previous one stays.
+            prefix = os.path.join(self.directory, f"ckpt-{step}")
+            for partial in tf.io.gfile.glob(prefix + ".*") + tf.io.gfile.glob(prefix + "_temp"):
+                remove_path(partial)
+            raise InputError(
+                f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
+                f"{f'the previous one, {previous}, is kept' if previous else 'none was saved'}"
+            ) from None
+        every = self.keep_every_n_steps
+        if every and step % every == 0:
+            self._keep(path)
+        return path
+
+    def _keep(self, path: str) -> None:
+        kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR)
+        # The index last: a checkpoint whose index exists is whole.
+        files = sorted(tf.io.gfile.glob(path + ".*"), key=lambda f: f.endswith(".index"))
+        try:
+            tf.io.gfile.makedirs(kept)
+            for source in files:
+                tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
+        except (tf.errors.OpError, OSError) as e:
+            raise InputError(
+                f"{kept}: cannot keep a copy of {path} ({first_line(e)}); {path} is saved"
+            ) from None
+        logger.info("kept a copy of %s in %s", os.path.basename(path), kept)

@@ -35,6 +35,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
+from bert_tf.evaluation import predict
 from bert_tf.fileio import atomic_write_text, check_writable_folder
 from bert_tf.input_pipeline import record_dataset
 from bert_tf.model_dir import (
@@ -46,7 +47,8 @@ from bert_tf.model_dir import (
 )
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
-from bert_tf.runtime import build_trainer, summary_writer, train
+from bert_tf.runtime import build_trainer, train
+from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
 from bert_tf.task import Predictions, Task
 from bert_tf.task_options import FineTuningOptions
 from bert_tf.tfrecord import write_records
@@ -55,7 +57,7 @@ from bert_tf.tokenization import (
     require_tokens,
     validate_case_matches_checkpoint,
 )
-from bert_tf.training import Trainer, write_eval_results, write_summaries
+from bert_tf.training import Trainer
 
 logger = logging.getLogger(__name__)
 
@@ -164,7 +166,7 @@ def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, featur
         )  # fmt: skip
         path, _ = _records(task, trainer, split, features[split], batch_size)
         dataset = record_dataset(path, task.record_spec(False), batch_size, is_training=False)
-        outputs = trainer.predict(dataset, (*task.output_names, "example_index"), split)
+        outputs = predict(trainer, dataset, (*task.output_names, "example_index"), split)
         order = np.argsort(outputs["example_index"], kind="stable")
         predictions = Predictions({k: v[order] for k, v in outputs.items()}, len(features[split]))
         if chief:

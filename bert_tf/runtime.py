@@ -28,6 +28,7 @@ from bert_tf.loading import load_checkpoint
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
+from bert_tf.summaries import summary_writer
 from bert_tf.training import DTYPES, Trainer
 
 logger = logging.getLogger(__name__)
@@ -175,7 +176,9 @@ def build_trainer(
             keep_checkpoint_every_n_steps=keep_checkpoint_every_n_steps,
         )
     try:
-        resumed = trainer.restore(options.output_dir)  # every worker the chief's checkpoint
+        resumed = trainer.checkpoints.restore(
+            options.output_dir
+        )  # every worker the chief's checkpoint
     except (ValueError, AssertionError) as e:  # the checkpoint of another architecture
         mismatch = first_line(e)
     else:
@@ -258,20 +261,6 @@ def _check_batches(strategy: tf.distribute.Strategy, options: TrainingOptions) -
             )
             replicas = strategy.num_replicas_in_sync
             check_batch(field.name, getattr(options, field.name), replicas, accumulation)
-
-
-@contextlib.contextmanager
-def summary_writer(strategy: tf.distribute.Strategy, output_dir: str, name: str):
-    """A TensorBoard writer for output_dir/name on the chief (None elsewhere), closed after the
-    block."""
-    if not is_chief(strategy):
-        yield None
-        return
-    writer = tf.summary.create_file_writer(os.path.join(output_dir, name))
-    try:
-        yield writer
-    finally:
-        writer.close()
 
 
 def train(trainer: Trainer, options: TrainingOptions, dataset, num_train_steps: int) -> None:

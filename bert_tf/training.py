@@ -19,25 +19,15 @@ from __future__ import annotations
 import datetime
 import logging
 import math
-import os
 import signal
 import time
 
-import numpy as np
 import tensorflow as tf
-from tensorflow.core.framework import summary_pb2
 
-from bert_tf.checkpointing import (
-    KEPT_CHECKPOINTS_DIR,
-    UNREADABLE_CHECKPOINT,
-    remove_path,
-    remove_unfinished_saves,
-    training_checkpoints,
-)
-from bert_tf.errors import InputError, Preempted, TrainingDiverged, first_line
-from bert_tf.fileio import atomic_write_text
+from bert_tf.checkpointing import TrainingCheckpoints
+from bert_tf.errors import Preempted, TrainingDiverged
 from bert_tf.preemption import StopFlag
-from bert_tf.progress import Progress
+from bert_tf.summaries import format_metrics, write_summaries
 
 logger = logging.getLogger(__name__)
 
@@ -126,92 +116,18 @@ class Trainer:
             if use_xla and single_device
             else self._replica_step
         )
-        self.checkpoint_dir = checkpoint_dir
-        self.keep_checkpoint_every_n_steps = keep_checkpoint_every_n_steps
-        self.checkpoint, self.manager = self._checkpointing(max_checkpoints_to_keep)
-
-    def _checkpointing(self, max_to_keep: int):
-        """The training state's `tf.train.Checkpoint` and its manager (None without a
-        checkpoint_dir)."""
-        state = {"model": self.model, "optimizer": self.optimizer}
-        if hasattr(self.model, "encoder"):
+        state = {"model": model, "optimizer": optimizer}
+        if hasattr(model, "encoder"):
             # Also under its own name, so that a fine-tuning model can restore just the encoder.
-            state["encoder"] = self.model.encoder
-        checkpoint = tf.train.Checkpoint(
-            **state, loss_scale=self.loss_scale, good_steps=self.good_steps
+            state["encoder"] = model.encoder
+        state.update(loss_scale=self.loss_scale, good_steps=self.good_steps)
+        self.checkpoints = TrainingCheckpoints(
+            state, checkpoint_dir, max_checkpoints_to_keep, keep_checkpoint_every_n_steps
         )
-        if not self.checkpoint_dir:
-            return checkpoint, None
-        manager = tf.train.CheckpointManager(
-            checkpoint, self.checkpoint_dir, max_to_keep=max_to_keep, checkpoint_name="ckpt"
-        )
-        return checkpoint, manager
 
     @property
     def global_step(self) -> int:
         return int(self.optimizer.iterations.numpy())
-
-    def restore(self, directory: str | None = None) -> str | None:
-        """Restores the latest training checkpoint in `directory` (default: checkpoint_dir):
-        weights, optimizer slots, step, loss scale, if there is one; returns its path.
-
-        Every worker of a multi-worker run restores the chief's checkpoint, though the others
-        save theirs elsewhere."""
-        directory = directory or self.checkpoint_dir
-        if not directory:
-            return None
-        if directory == self.checkpoint_dir:  # this worker's own: the chief's output_dir
-            remove_unfinished_saves(directory)
-        candidates = training_checkpoints(directory)[::-1]  # the latest first
-        for i, path in enumerate(candidates):
-            if i:  # a newer one could not be read
-                logger.warning("resuming from %s instead", os.path.basename(path))
-            try:
-                self.checkpoint.restore(path).assert_existing_objects_matched()
-                return path
-            except UNREADABLE_CHECKPOINT as e:
-                logger.warning("%s cannot be read: %s", path, first_line(e))
-        if candidates:
-            names = ", ".join(os.path.basename(path) for path in candidates)
-            raise InputError(
-                f"{directory}: none of its checkpoints can be read ({names}); move them away "
-                "to start again"
-            )
-        return None
-
-    def save(self) -> str | None:
-        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
-        `keep_checkpoint_every_n_steps`, a copy in `kept/` that stays."""
-        if self.manager is None:
-            return None
-        step = self.global_step
-        previous = self.manager.latest_checkpoint
-        try:
-            path = self.manager.save(checkpoint_number=step)
-        except (tf.errors.OpError, OSError) as e:
-            # A full or read-only disk: what the save began goes, the previous one stays.
-            prefix = os.path.join(self.checkpoint_dir, f"ckpt-{step}")
-            for partial in tf.io.gfile.glob(prefix + ".*") + tf.io.gfile.glob(prefix + "_temp"):
-                remove_path(partial)
-            raise InputError(
-                f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
-                f"{f'the previous one, {previous}, is kept' if previous else 'none was saved'}"
-            ) from None
-        every = self.keep_checkpoint_every_n_steps
-        if every and step % every == 0:
-            kept = os.path.join(self.checkpoint_dir, KEPT_CHECKPOINTS_DIR)
-            # The index last: a checkpoint whose index exists is whole.
-            files = sorted(tf.io.gfile.glob(path + ".*"), key=lambda f: f.endswith(".index"))
-            try:
-                tf.io.gfile.makedirs(kept)
-                for source in files:
-                    tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
-            except (tf.errors.OpError, OSError) as e:
-                raise InputError(
-                    f"{kept}: cannot keep a copy of {path} ({first_line(e)}); {path} is saved"
-                ) from None
-            logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
-        return path
 
     # One step, per replica. -------------------------------------------------------------
 
@@ -297,11 +213,12 @@ class Trainer:
             optimizer.iterations.assign_add(1)
             return tf.constant(True)
 
-        if not self.loss_scaling:
-            update()
-            return
+        # A non-finite gradient is never applied: in float16 an overflow (the loss scale is
+        # halved and the step tried again), else a divergence (the host loop stops).
         finite = strategy.experimental_local_results(finite)[0]
         tf.cond(finite, update, lambda: tf.constant(False))
+        if not self.loss_scaling:
+            return
         grow = finite & (self.good_steps + 1 >= LOSS_SCALE_GROWTH_INTERVAL)
         halved = tf.maximum(self.loss_scale / 2.0, 1.0)
         self.loss_scale.assign(
@@ -354,13 +271,21 @@ class Trainer:
         first = self._local(self.strategy.run(self._step, args=(next(iterator),)))
         totals, last, count = dict(first), first, tf.constant(1)
         for _ in tf.range(num_steps - 1):
-            if not tf.math.is_finite(last["loss"]) or last[STOP_REQUESTS] > 0:
+            if self._diverged(last) or last[STOP_REQUESTS] > 0:
                 break
             last = self._local(self.strategy.run(self._step, args=(next(iterator),)))
             totals = {name: totals[name] + last[name] for name in totals}
             count += 1
         averages = {name: value / tf.cast(count, tf.float32) for name, value in totals.items()}
         return averages, last
+
+    def _diverged(self, metrics: dict):
+        """Whether a step's loss, or its gradient (but a float16 overflow, which the loss scale
+        handles), is not finite. Works on Python floats and on tensors in the graph."""
+        finite = math.isfinite if isinstance(metrics["loss"], float) else tf.math.is_finite
+        if self.loss_scaling:
+            return not finite(metrics["loss"])
+        return not finite(metrics["loss"]) or not finite(metrics["gradient_norm"])
 
     def _local(self, values: dict) -> dict:
         # After the all-reduce every replica holds the same values: take the first.
@@ -424,11 +349,13 @@ class Trainer:
             averages["loss_scale"] = last["loss_scale"]
             averages.pop(STOP_REQUESTS)
             stopped = last.pop(STOP_REQUESTS) > 0 or self.stop_flag.requested
-            if not math.isfinite(last["loss"]):
-                kept = self.manager.latest_checkpoint if self.manager else None
+            if self._diverged(last):
+                what = "loss" if not math.isfinite(last["loss"]) else "gradient norm"
+                kept = self.checkpoints.latest
                 raise TrainingDiverged(
-                    f"the loss is {last['loss']} at step {step - 1}; stopped. "
-                    f"The last good checkpoint is {kept or 'none (none was saved yet)'}"
+                    f"the {what} is {last[what.replace(' ', '_')]} at step {step}; stopped "
+                    "(that step's update was not applied). The last good checkpoint is "
+                    f"{kept or 'none (none was saved yet)'}"
                 )
             metrics = averages
             if step % log_steps == 0 or step >= num_train_steps:
@@ -446,13 +373,13 @@ class Trainer:
                 last_log, last_log_step = now, step
                 write_summaries(summary_writer, metrics, step)
             if step % save_checkpoints_steps == 0 or step >= num_train_steps or stopped:
-                path = self.save()
+                path = self.checkpoints.save(step)
                 if path:
                     logger.info("saved %s", path)
             if stopped:
                 name = self.stop_flag.signal_name
                 reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
-                saved = self.manager.latest_checkpoint if self.manager else "nothing"
+                saved = self.checkpoints.latest or "nothing"
                 raise Preempted(
                     f"stopped by {reason or 'a stop signal to another worker'} at step {step}; "
                     f"saved {saved}; run the same command again to resume from it",
@@ -460,110 +387,7 @@ class Trainer:
                 )
         return metrics
 
-    def predict(
-        self, dataset: tf.data.Dataset, names: tuple[str, ...], what: str = "predict"
-    ) -> dict:
-        """Runs the model (no dropout) over every batch of `dataset`; returns numpy arrays
-        [N, ...] of the named model outputs and features, every replica's (and worker's)
-        examples gathered. Batches must split evenly into the replicas. Progress lines start
-        with `what`."""
-
-        def replica(features):
-            features = self.objective.prepare(features)
-            outputs = self.model(self.objective.model_inputs(features), training=False)
-            return {name: outputs[name] if name in outputs else features[name] for name in names}
-
-        @tf.function
-        def step(features):
-            values = self.strategy.run(replica, args=(features,))
-            return {name: self.strategy.gather(value, axis=0) for name, value in values.items()}
-
-        parts: dict = {name: [] for name in names}
-        batches = int(dataset.cardinality())
-        progress = Progress(what, batches if batches >= 0 else None, "batches")
-        batches = self.strategy.experimental_distribute_dataset(dataset)
-        for features in progress.counted(batches):
-            for name, value in step(features).items():
-                parts[name].append(value.numpy())
-        progress.finish()
-        if not parts[names[0]]:
-            raise InputError("prediction read no batch: the input holds no complete batch")
-        return {name: np.concatenate(values) for name, values in parts.items()}
-
-    # Evaluation. ------------------------------------------------------------------------
-
-    def _replica_eval(self, features: dict):
-        context = tf.distribute.get_replica_context()
-        features = self.objective.prepare(features)
-        outputs = self.model(self.objective.model_inputs(features), training=False)
-        sums = self.objective.sums(outputs, features)
-        counts = self.objective.counts(features)
-        return context.all_reduce(tf.distribute.ReduceOp.SUM, (sums, counts))
-
-    @tf.function
-    def _eval_step(self, features):
-        sums, counts = self.strategy.run(self._replica_eval, args=(features,))
-        return self._local(sums), self._local(counts)
-
-    def evaluate(self, dataset: tf.data.Dataset, max_steps: int) -> dict:
-        """The objective's metrics over at most `max_steps` batches of `dataset`.
-
-        As the original's Estimator: `loss` is the mean of the batches' losses; the other
-        metrics are weighted over every prediction evaluated.
-        """
-        totals: dict = {}
-        batch_losses = []
-        for features in self.strategy.experimental_distribute_dataset(dataset.take(max_steps)):
-            sums, counts = self._eval_step(features)
-            batch_losses.append(float(self.objective.loss(sums, counts)))
-            for name, value in {**sums, **counts}.items():
-                totals[name] = totals.get(name, 0.0) + float(value)
-        if not batch_losses:
-            raise InputError(
-                "evaluation read no batch: the input holds fewer records than one eval batch"
-            )
-        counts = {name: totals[name] for name in self.objective.count_names}
-        sums = {name: value for name, value in totals.items() if name not in counts}
-        metrics = {
-            name: float(value) for name, value in self.objective.metrics(sums, counts).items()
-        }
-        metrics["loss"] = sum(batch_losses) / len(batch_losses)
-        metrics["global_step"] = self.global_step
-        return metrics
-
 
 def _tf_variable(variable):
     """The tf.Variable (under a strategy: the distributed variable) behind a Keras one."""
     return getattr(variable, "value", variable)
-
-
-def format_metrics(metrics: dict) -> str:
-    parts = []
-    for name, value in metrics.items():
-        if name == "loss_scale" and value == 1.0:
-            continue
-        parts.append(f"{name}={value:.4g}" if isinstance(value, float) else f"{name}={value}")
-    return ", ".join(parts)
-
-
-# What tf.summary.scalar writes, without needing the tensorboard package to write it.
-_SCALAR_METADATA = summary_pb2.SummaryMetadata(
-    plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="scalars"),
-    data_class=summary_pb2.DATA_CLASS_SCALAR,
-).SerializeToString()
-
-
-def write_summaries(writer, metrics: dict, step: int) -> None:
-    """One TensorBoard scalar per metric."""
-    if writer is None:
-        return
-    with writer.as_default(step=step):
-        for name, value in metrics.items():
-            tf.summary.write(name, tf.constant(value, tf.float32), metadata=_SCALAR_METADATA)
-    writer.flush()
-
-
-def write_eval_results(path: str, metrics: dict) -> None:
-    """`key = value` lines sorted by key: the original's eval_results.txt."""
-    atomic_write_text(path, "".join(f"{k} = {metrics[k]}\n" for k in sorted(metrics)))
-    logger.info("eval results in %s", os.path.abspath(path))

@@ -48,11 +48,11 @@ def test_restore_brings_back_weights_optimizer_slots_and_step(tmp_path):
     trainer = new_trainer(tmp_path)
     dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
     trainer.run_steps(trainer.distribute(dataset), 3)
-    path = trainer.save()
+    path = trainer.checkpoints.save(trainer.global_step)
     assert path.endswith("ckpt-3")
 
     resumed = new_trainer(tmp_path)
-    assert resumed.restore() == path
+    assert resumed.checkpoints.restore() == path
     assert resumed.global_step == 3
     for a, b in zip(trainer.optimizer.variables, resumed.optimizer.variables, strict=True):
         np.testing.assert_array_equal(a.numpy(), b.numpy())
@@ -67,19 +67,19 @@ def test_a_save_the_disk_refuses_removes_its_files_and_names_the_checkpoint_kept
     trainer = new_trainer(tmp_path)
     dataset = trainer.distribute(tf.data.Dataset.from_tensors(record_batch()).repeat())
     trainer.run_steps(dataset, 1)
-    kept = trainer.save()
+    kept = trainer.checkpoints.save(trainer.global_step)
     trainer.run_steps(dataset, 1)
-    save = trainer.manager.save
+    save = trainer.checkpoints.manager.save
 
     def full_disk(**kwargs):  # a save that wrote part of its files, then failed
         (tmp_path / "ckpt-2_temp").mkdir()
         (tmp_path / "ckpt-2.data-00000-of-00001").write_bytes(b"half")
         raise tf.errors.ResourceExhaustedError(None, None, "ckpt-2_temp; No space left on device")
 
-    trainer.manager.save = full_disk
+    trainer.checkpoints.manager.save = full_disk
     with pytest.raises(InputError) as error:
-        trainer.save()
-    trainer.manager.save = save
+        trainer.checkpoints.save(trainer.global_step)
+    trainer.checkpoints.manager.save = save
     assert str(error.value) == (
         f"{tmp_path}/ckpt-2: cannot save the checkpoint (ckpt-2_temp; No space left on "
         f"device); the previous one, {kept}, is kept"
@@ -88,13 +88,13 @@ def test_a_save_the_disk_refuses_removes_its_files_and_names_the_checkpoint_kept
         "ckpt-1.data-00000-of-00001",
         "ckpt-1.index",
     ]
-    assert new_trainer(tmp_path).restore() == kept
+    assert new_trainer(tmp_path).checkpoints.restore() == kept
 
 
 def test_a_training_checkpoint_initializes_a_new_model(tmp_path):
     trainer = new_trainer(tmp_path)
     trainer.run_steps(trainer.distribute(tf.data.Dataset.from_tensors(record_batch())), 1)
-    trainer.save()
+    trainer.checkpoints.save(trainer.global_step)
     model = get_objective("mlm_nsp").build_model(CONFIG)
     load_checkpoint(model, tmp_path)  # the directory: its latest ckpt-<step>
     for a, b in zip(trainer.model.weights, model.weights, strict=True):
@@ -178,3 +178,25 @@ def test_xla_gives_the_steps_of_the_runtime():
         assert runs[0][name] == pytest.approx(runs[1][name], rel=1e-4), name
     for a, b in zip(compiled.model.weights, runtime.model.weights, strict=True):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_a_non_finite_gradient_with_a_finite_loss_is_divergence_and_is_never_saved(tmp_path):
+    from bert_tf.errors import TrainingDiverged
+
+    trainer = new_trainer(tmp_path, warmup=0)
+    objective = trainer.objective
+    loss = objective.loss
+
+    def loss_with_nan_gradient(sums, counts):
+        # sqrt'(0) is infinite: the loss stays finite, its gradient is NaN.
+        name = next(iter(sums))
+        return loss(sums, counts) + tf.sqrt(sums[name] - sums[name])
+
+    objective.loss = loss_with_nan_gradient
+    before = [w.numpy().copy() for w in trainer.model.weights]
+    dataset = tf.data.Dataset.from_tensors(record_batch()).repeat()
+    with pytest.raises(TrainingDiverged, match="gradient norm is nan at step 0"):
+        trainer.train(dataset, num_train_steps=3, global_batch_size=4, save_checkpoints_steps=1)
+    assert not list(tmp_path.glob("ckpt-*"))
+    for value, weight in zip(before, trainer.model.weights, strict=True):
+        np.testing.assert_array_equal(value, weight.numpy())

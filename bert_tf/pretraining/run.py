@@ -23,6 +23,7 @@ from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import is_chief, num_workers
 from bert_tf.errors import InputError
+from bert_tf.evaluation import evaluate
 from bert_tf.fileio import check_writable_folder
 from bert_tf.options import (
     check_options,
@@ -40,8 +41,8 @@ from bert_tf.pretraining.input_pipeline import (
     pretraining_dataset,
 )
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
-from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, summary_writer, train
-from bert_tf.training import write_eval_results, write_summaries
+from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, train
+from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
@@ -169,7 +170,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     dataset = _dataset(eval_files, options.eval_batch_size, False, options, strategy)
     flag = "--eval_input_file" if options.eval_input_file else "--input_file"
     with naming_damaged_records(flag, eval_files):
-        results = trainer.evaluate(dataset, options.max_eval_steps)
+        results = evaluate(trainer, dataset, options.max_eval_steps)
     logger.info("eval: %s", results)
     if is_chief(strategy):
         write_eval_results(os.path.join(options.output_dir, "eval_results.txt"), results)

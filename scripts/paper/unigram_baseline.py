@@ -18,8 +18,8 @@ import math
 import numpy as np
 import tensorflow as tf
 
+from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import load_vocab
-from bert_tf.training import write_eval_results
 
 PREDICTED = {
     "masked_lm_ids": tf.io.VarLenFeature(tf.int64),

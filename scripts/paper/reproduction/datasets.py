@@ -43,9 +43,14 @@ class Data:
         heldout = os.path.join(self.dir, "corpus", "books_heldout.txt")
         books = sorted(
             os.path.join(self.books_dir, name)
-            for name in os.listdir(self.books_dir)
+            for name in (os.listdir(self.books_dir) if os.path.isdir(self.books_dir) else [])
             if name.endswith((".txt", ".txt.gz"))
         )
+        if not books and not os.path.isfile(heldout) and not self.runner.dry_run:
+            sys.exit(
+                f"reproduce.py: error: BOOKS_DIR={self.books_dir}: no .txt or .txt.gz books "
+                "there; expected the folder of plain-text books to pre-train on"
+            )
         flags = {
             "input_file": ",".join(books[: self.scale.books or None]),
             "output_file": train,
