@@ -23,7 +23,7 @@ from bert_tf.pretraining.generate import (
     create_pretraining_data_per_file,
     write_pretraining_data,
 )
-from bert_tf.pretraining.instances import GeneratorOptions
+from bert_tf.pretraining.options import GeneratorOptions
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
 

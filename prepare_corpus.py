@@ -19,48 +19,52 @@ import gzip
 import hashlib
 import logging
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, check_output_file, decode_utf8
+from bert_tf.fileio import TextInputOptions, atomic_open, check_output_file, decode_utf8
+from bert_tf.options import check_options, non_negative, one_of, option, options, positive
 from bert_tf.pretraining.corpus import book_document, corpus_text, paragraph_documents
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.progress import Progress
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string(
-    "input_file", None, "Raw text files, .txt or .txt.gz (comma-separated, globs allowed)."
-)
-flags.DEFINE_string("output_file", None, "Where the corpus goes (one sentence per line).")
-flags.DEFINE_enum(
-    "input_format",
-    "books",
-    ["books", "paragraphs"],
-    "books: Project Gutenberg files (licence cut off, hard-wrapped paragraphs joined), one "
-    "document per file; paragraphs: one paragraph per line, a blank line or WikiExtractor's "
-    "<doc>...</doc> between documents.",
-)
-flags.DEFINE_string(
-    "heldout_file",
-    None,
-    "With --num_heldout_documents: where the held-out documents go (for held-out perplexity "
-    "and evaluation text that pre-training never saw).",
-)
-flags.DEFINE_integer(
-    "num_heldout_documents",
-    0,
-    "Documents taken out of --output_file into --heldout_file, evenly spaced over the input.",
-)
-flags.DEFINE_bool(
-    "strict_utf8",
-    False,
-    "Stop at bytes that are not UTF-8 instead of dropping them (dropped bytes are counted in "
-    "a warning per file).",
-)
-flags.DEFINE_integer(
-    "min_sentences", 2, "Documents with fewer sentences are dropped (NSP needs two)."
-)
+
+@options
+class PrepareCorpusOptions(TextInputOptions):
+    input_file: str = option(
+        None, "Raw text files, .txt or .txt.gz (comma-separated, globs allowed).", required=True
+    )
+    output_file: str = option(None, "Where the corpus goes (one sentence per line).", required=True)
+    input_format: str = option(
+        "books",
+        "books: Project Gutenberg files (licence cut off, hard-wrapped paragraphs joined), one "
+        "document per file; paragraphs: one paragraph per line, a blank line or WikiExtractor's "
+        "<doc>...</doc> between documents.",
+        one_of("books", "paragraphs"),
+    )
+    heldout_file: str | None = option(
+        None,
+        "With --num_heldout_documents: where the held-out documents go (for held-out perplexity "
+        "and evaluation text that pre-training never saw).",
+    )
+    num_heldout_documents: int = option(
+        0,
+        "Documents taken out of --output_file into --heldout_file, evenly spaced over the input.",
+        non_negative,
+    )
+    min_sentences: int = option(
+        2, "Documents with fewer sentences are dropped (NSP needs two).", positive
+    )
+
+    def check(self) -> None:
+        super().check()
+        if bool(self.num_heldout_documents) != bool(self.heldout_file):
+            raise InputError(
+                f"--num_heldout_documents={self.num_heldout_documents} --heldout_file="
+                f"{self.heldout_file}: give both (a positive count and a file) or neither"
+            )
+        check_output_file(self.output_file, "--output_file")
+        if self.heldout_file:
+            check_output_file(self.heldout_file, "--heldout_file")
 
 
 def read_text(path: str, strict_utf8: bool = False) -> str:
@@ -89,48 +93,37 @@ def heldout_indexes(num_documents: int, num_heldout: int) -> set[int]:
     return {int(step * (i + 0.5)) for i in range(num_heldout)}
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    cli.require(FLAGS, "input_file", "output_file")
-    if FLAGS.num_heldout_documents < 0 or bool(FLAGS.num_heldout_documents) != bool(
-        FLAGS.heldout_file
-    ):
-        raise InputError(
-            f"--num_heldout_documents={FLAGS.num_heldout_documents} --heldout_file="
-            f"{FLAGS.heldout_file}: give both (a positive count and a file) or neither"
-        )
-    check_output_file(FLAGS.output_file, "--output_file")
-    if FLAGS.heldout_file:
-        check_output_file(FLAGS.heldout_file, "--heldout_file")
-    input_files = expand_input_files(FLAGS.input_file)
+def prepare_corpus(options: PrepareCorpusOptions) -> None:
+    check_options(options)
+    input_files = expand_input_files(options.input_file)
     documents = []
     seen: set[bytes] = set()
     duplicates = short = 0
     for path in Progress("prepare_corpus", len(input_files), "files").counted(input_files):
-        for document in documents_of(path, FLAGS.input_format, FLAGS.strict_utf8):
+        for document in documents_of(path, options.input_format, options.strict_utf8):
             digest = hashlib.sha1("\n".join(document).encode()).digest()
             if digest in seen:
                 duplicates += 1
                 logging.info("%s: a document repeats an earlier one; dropped", path)
-            elif len(document) < FLAGS.min_sentences:
+            elif len(document) < options.min_sentences:
                 short += 1
             else:
                 seen.add(digest)
                 documents.append(document)
-    if len(documents) <= FLAGS.num_heldout_documents:
+    if len(documents) <= options.num_heldout_documents:
         raise InputError(
-            f"--input_file={FLAGS.input_file}: {len(documents)} documents of at least "
-            f"{FLAGS.min_sentences} sentences, expected more than --num_heldout_documents="
-            f"{FLAGS.num_heldout_documents}"
+            f"--input_file={options.input_file}: {len(documents)} documents of at least "
+            f"{options.min_sentences} sentences, expected more than --num_heldout_documents="
+            f"{options.num_heldout_documents}"
         )
     heldout = (
-        heldout_indexes(len(documents), FLAGS.num_heldout_documents)
-        if FLAGS.num_heldout_documents
+        heldout_indexes(len(documents), options.num_heldout_documents)
+        if options.num_heldout_documents
         else set()
     )
-    splits = {FLAGS.output_file: [d for i, d in enumerate(documents) if i not in heldout]}
+    splits = {options.output_file: [d for i, d in enumerate(documents) if i not in heldout]}
     if heldout:
-        splits[FLAGS.heldout_file] = [documents[i] for i in sorted(heldout)]
+        splits[options.heldout_file] = [documents[i] for i in sorted(heldout)]
     for path, split in splits.items():
         with atomic_open(path) as out:
             out.writelines(corpus_text(split))
@@ -144,5 +137,7 @@ def main(argv: list[str]) -> None:
     logging.info("Dropped %d repeated and %d too short documents", duplicates, short)
 
 
+cli.define_flags(PrepareCorpusOptions)
+
 if __name__ == "__main__":
-    cli.run(main)
+    cli.run_with_options(PrepareCorpusOptions, prepare_corpus)

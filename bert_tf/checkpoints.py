@@ -22,7 +22,6 @@ from collections.abc import Callable, Collection
 import keras
 import numpy as np
 import tensorflow as tf
-from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import (
@@ -149,9 +148,10 @@ class LoadReport:
     unexpected: list[str]  # in the checkpoint, not in the model (not loaded)
     skipped: list[str]  # training state: optimizer slots, global_step
     source: str = ""  # the checkpoint read
+    head_loaded: bool = False  # whether a head outside the encoder took values from it
 
 
-def _listing(names: list[str], most: int = 5) -> str:
+def listing(names: list[str], most: int = 5) -> str:
     more = f" and {len(names) - most} more" if len(names) > most else ""
     return ", ".join(names[:most]) + more
 
@@ -171,12 +171,12 @@ def _missing_heads(model: keras.Model, table: dict, shapes: dict, prefix: str) -
     if missing_encoder:
         raise InputError(
             f"{prefix}: {len(missing_encoder)} of the model's variables are not in the "
-            f"checkpoint: {_listing(missing_encoder)}"
+            f"checkpoint: {listing(missing_encoder)}"
         )
     if missing_heads and len(missing_heads) < len(head_names):
         raise InputError(
             f"{prefix}: the checkpoint has some of the model's heads but not "
-            f"{_listing(missing_heads)}"
+            f"{listing(missing_heads)}"
         )
     return missing_heads
 
@@ -244,10 +244,10 @@ def load_named_tensors(
             logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
             "%s has no %s; they keep their initial values",
             source,
-            _listing(missing),
+            listing(missing),
         )
     if unexpected:
-        logger.info("%s: not loaded (not in the model): %s", source, _listing(unexpected))
+        logger.info("%s: not loaded (not in the model): %s", source, listing(unexpected))
     return LoadReport(loaded=loaded, missing=missing, unexpected=unexpected, skipped=skipped)
 
 
@@ -313,92 +313,3 @@ def write_original_checkpoint(
         f'model_checkpoint_path: "{base}"\nall_model_checkpoint_paths: "{base}"\n',
     )
     return prefix
-
-
-# The entry that makes a checkpoint object-based: Keras's object graph, which bert_tf's
-# training checkpoints record (the original's are name-based).
-OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
-def is_object_based(prefix: str) -> bool:
-    """Whether the checkpoint `prefix` is a bert_tf training checkpoint (`ckpt-<step>`)."""
-    return OBJECT_GRAPH in tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
-
-
-def object_graph_keys(prefix: str) -> dict[str, str]:
-    """Keras path (`embeddings/word_embeddings`) -> key in the training checkpoint `prefix`,
-    for every variable its object graph records."""
-    graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    graph.ParseFromString(tf.train.load_checkpoint(prefix).get_tensor(OBJECT_GRAPH))
-    return {
-        attribute.full_name: attribute.checkpoint_key
-        for node in graph.nodes
-        for attribute in node.attributes
-    }
-
-
-def load_object_based(model: keras.Model, prefix: str) -> LoadReport:
-    """Loads a bert_tf training checkpoint into `model` by each variable's Keras path
-    (`embeddings/word_embeddings`, `classifier/output_weights`), as `load_original_checkpoint`
-    does by the original names: the encoder must be whole; each head is loaded when the
-    checkpoint has it and left at its initial values when it has none (a pre-training
-    checkpoint under a new classifier); a head found in part is an error.
-
-    A path, not a place in the object graph: the checkpoint of a pre-training or fine-tuning
-    run gives any model its encoder, and another model's head is never taken for this one.
-    Nothing is assigned before every check.
-
-    Raises:
-        InputError: no BERT encoder in the checkpoint (a checkpoint of something else, or
-            saved under other names), one in part, or a shape other than the model's.
-    """
-    reader = tf.train.load_checkpoint(prefix)
-    keys = object_graph_keys(prefix)
-    shapes = reader.get_variable_to_shape_map()
-    encoder = model if isinstance(model, BertEncoder) else model.encoder
-    in_encoder = {id(variable) for variable in encoder.weights}
-    heads = [variable for variable in model.weights if id(variable) not in in_encoder]
-    missing = [variable.path for variable in encoder.weights if variable.path not in keys]
-    if len(missing) == len(encoder.weights):
-        raise InputError(
-            f"{prefix}: a training checkpoint with no BERT encoder in it (none of "
-            f"{_listing(missing, 2)}); expected one written by run_pretraining.py or a "
-            "fine-tuning script of bert_tf"
-        )
-    if missing:
-        raise InputError(
-            f"{prefix}: {len(missing)} of the encoder's variables are not in the checkpoint: "
-            f"{_listing(missing)}; does bert_config.json belong to this checkpoint?"
-        )
-    missing_heads = [variable.path for variable in heads if variable.path not in keys]
-    if missing_heads and len(missing_heads) < len(heads):
-        raise InputError(
-            f"{prefix}: the checkpoint has some of the model's heads but not "
-            f"{_listing(missing_heads)}"
-        )
-    to_load = [v for v in model.weights if v.path in keys and v.path not in missing_heads]
-    for variable in to_load:
-        shape = list(shapes[keys[variable.path]])
-        if shape != list(variable.shape):
-            raise InputError(
-                f"{prefix}: {variable.path} has shape {shape} in the checkpoint but the model "
-                f"built from the config needs {list(variable.shape)}; does bert_config.json "
-                "belong to this checkpoint (or were the heads built with other arguments, "
-                "such as num_labels)?"
-            )
-    values = [reader.get_tensor(keys[variable.path]) for variable in to_load]
-    for variable, value in zip(to_load, values, strict=True):
-        variable.assign(value.astype(variable.dtype))
-    if missing_heads:
-        logger.log(
-            logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
-            "%s has no %s; they keep their initial values",
-            prefix,
-            _listing(missing_heads),
-        )
-    return LoadReport(
-        loaded=[variable.path for variable in to_load],
-        missing=missing_heads,
-        unexpected=[],
-        skipped=[],
-    )

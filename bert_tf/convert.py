@@ -21,27 +21,19 @@ from bert_tf import checkpoints
 from bert_tf.checkpoints import original_variable_names
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, temporary_prefix, usual_permissions
-from bert_tf.hf_checkpoints import (
+from bert_tf.hf_checkpoints import POOLER_NAMES, WEIGHTS_FILE, architecture, save_hf_weights
+from bert_tf.hf_config import (
     CONFIG_FILE,
-    POOLER_NAMES,
     TOKENIZER_CONFIG_FILE,
-    WEIGHTS_FILE,
-    architecture,
     hf_config,
     is_hf_directory,
-    save_hf_weights,
     tokenizer_config,
 )
-from bert_tf.model_dir import (
-    LABELS_FILE,
-    ModelDirectory,
-    load_model_directory,
-    require_file,
-    write_task_model_files,
-)
+from bert_tf.model_dir import LABELS_FILE, write_task_model_files
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.pretrained import ModelDirectory, load_model_directory, require_file
 from bert_tf.tokenization import load_vocab
 
 
@@ -120,7 +112,7 @@ def hf_to_original(input_dir: str, output_dir: str) -> str:
 def to_hf(
     input_dir: str, output_dir: str, do_lower_case: bool, vocab_file: str | None = None
 ) -> str:
-    """One of our directories (see `model_dir.load_model_directory`) -> a Hugging Face one.
+    """One of our directories (see `pretrained.load_model_directory`) -> a Hugging Face one.
     Returns what was converted, in words."""
     source = load_model_directory(input_dir, do_lower_case=do_lower_case, vocab_file=vocab_file)
     if source.vocab_file is None:

@@ -16,8 +16,20 @@ from collections.abc import Iterator
 from typing import IO
 
 from bert_tf.errors import InputError
+from bert_tf.options import Options, option, options
 
 logger = logging.getLogger(__name__)
+
+
+@options
+class TextInputOptions(Options):
+    """How the text files a script reads are decoded (`decode_utf8`)."""
+
+    strict_utf8: bool = option(
+        False,
+        "Stop at bytes that are not UTF-8 instead of dropping them (dropped bytes are counted "
+        "in a warning per file).",
+    )
 
 
 def umask() -> int:

@@ -114,27 +114,7 @@ def run_task(task: Task) -> dict:
     trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
     check_fine_tuned_model(options.output_dir, trainer.model)
     if options.do_train:
-        if is_chief(strategy):
-            # bert_config.json, vocab.txt and the task model's description beside the
-            # checkpoints make output_dir a model directory (`BertClassifier.from_pretrained`,
-            # scripts/convert_checkpoint.py).
-            if isinstance(trainer.model, BertTaskModel):
-                write_task_model_files(
-                    options.output_dir, trainer.model, options.vocab_file,
-                    options.do_lower_case, task.name,
-                )  # fmt: skip
-            for name, text in task.model_files().items():
-                atomic_write_text(os.path.join(options.output_dir, name), text)
-        path, count = _records(task, trainer, "train", features["train"])
-        logger.info(
-            "training %s: %d examples (%d records), batch %d, %d steps (%d warm-up), lr %g",
-            task.name, len(examples["train"]), count, options.train_batch_size, steps, warmup,
-            options.learning_rate,
-        )  # fmt: skip
-        dataset = record_dataset(
-            path, task.record_spec(True), options.train_batch_size, True, options.seed
-        )
-        train(trainer, options, dataset, steps)
+        _train(task, trainer, examples["train"], features["train"], steps, warmup)
     results = _evaluate(task, trainer, splits, examples, features)
     if options.export_dir and is_chief(strategy):
         from bert_tf.serving import model_in_dtype  # TensorFlow Text only when exporting
@@ -143,6 +123,33 @@ def run_task(task: Task) -> dict:
     for note in task.read_notes:
         logger.warning("%s", note)
     return results
+
+
+def _train(task: Task, trainer: Trainer, examples, features, steps: int, warmup: int) -> None:
+    """Makes output_dir a model directory (on the chief), writes the training records and
+    trains to `steps`."""
+    options = task.options
+    if is_chief(trainer.strategy):
+        # bert_config.json, vocab.txt and the task model's description beside the
+        # checkpoints make output_dir a model directory (`BertClassifier.from_pretrained`,
+        # scripts/convert_checkpoint.py).
+        if isinstance(trainer.model, BertTaskModel):
+            write_task_model_files(
+                options.output_dir, trainer.model, options.vocab_file,
+                options.do_lower_case, task.name,
+            )  # fmt: skip
+        for name, text in task.model_files().items():
+            atomic_write_text(os.path.join(options.output_dir, name), text)
+    path, count = _records(task, trainer, "train", features)
+    logger.info(
+        "training %s: %d examples (%d records), batch %d, %d steps (%d warm-up), lr %g",
+        task.name, len(examples), count, options.train_batch_size, steps, warmup,
+        options.learning_rate,
+    )  # fmt: skip
+    dataset = record_dataset(
+        path, task.record_spec(True), options.train_batch_size, True, options.seed
+    )
+    train(trainer, options, dataset, steps)
 
 
 def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, features: dict) -> dict:

@@ -17,8 +17,9 @@ Weights are read and written with `safetensors.numpy` only: no torch, no pickle.
 shape is checked before anything is assigned or written.
 
     load_hf_checkpoint(BertEncoder(config), "bert-base-uncased/")
-    convert_checkpoint("bert-base-uncased/", "uncased_L-12_H-768_A-12/")   # -> original format
-    convert_checkpoint("output/mrpc/", "mrpc_hf/")                         # -> Hugging Face
+    save_hf_weights(classifier, "mrpc_hf/model.safetensors")
+
+(The config files are `bert_tf.hf_config`'s; converting a whole directory, `bert_tf.convert`.)
 """
 
 from __future__ import annotations
@@ -28,7 +29,6 @@ import json
 import logging
 import os
 import re
-from collections.abc import Mapping
 
 import keras
 import numpy as np
@@ -41,9 +41,9 @@ from bert_tf.checkpoints import (
     load_named_tensors,
     original_variable_names,
 )
-from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_text, usual_permissions
+from bert_tf.fileio import usual_permissions
+from bert_tf.hf_config import read_hf_values
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
@@ -53,10 +53,8 @@ from bert_tf.modeling.token_classifier import BertTokenClassifier
 
 logger = logging.getLogger(__name__)
 
-CONFIG_FILE = "config.json"
 WEIGHTS_FILE = "model.safetensors"
 WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
-TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
 
 # Our model class -> the Hugging Face class with the same head.
 ARCHITECTURES = {
@@ -154,99 +152,7 @@ def hf_variable_names(model: keras.Model) -> dict[str, tuple[keras.Variable, boo
     return table
 
 
-# The config. ---------------------------------------------------------------------------------
-
-# hidden_act: Hugging Face's name -> ours ("gelu" is the exact erf form in both).
-_HIDDEN_ACTS = {
-    "gelu": "gelu",
-    "gelu_new": "gelu_tanh",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "relu": "relu",
-    "tanh": "tanh",
-}
-LAYER_NORM_EPSILON = 1e-12
-
-
-def bert_config_from_hf(values: Mapping, source: str) -> BertConfig:
-    """Our `BertConfig` of a Hugging Face config.json (its other keys, which describe the
-    library rather than the network, are dropped; `is_decoder` is `causal_attention`).
-
-    Raises:
-        InputError: a BERT our layers do not compute (another model_type, relative positions,
-            another LayerNorm epsilon or activation), naming the key and its value.
-    """
-    checks = {
-        "model_type": ("bert",),
-        "position_embedding_type": ("absolute",),
-        "layer_norm_eps": (LAYER_NORM_EPSILON,),
-        "hidden_act": tuple(_HIDDEN_ACTS),
-        "add_cross_attention": (False,),
-    }
-    for key, expected in checks.items():
-        if key in values and values[key] not in expected:
-            raise InputError(
-                f"{source}: {key}={values[key]!r}, expected {' or '.join(map(repr, expected))}"
-            )
-    known = {key: values[key] for key in KNOWN_KEYS if key in values}
-    known["hidden_act"] = _HIDDEN_ACTS[values.get("hidden_act", "gelu")]
-    if values.get("is_decoder"):
-        known["causal_attention"] = True
-    return BertConfig.from_dict(known, source=source)
-
-
-def hf_config(
-    config: BertConfig, arch: str, labels: list[str] | None = None, regression: bool = False
-) -> dict:
-    """Hugging Face's config.json of `config` for the class `arch`, with `labels` as
-    id2label/label2id (a classifier's or tagger's outputs)."""
-    values = {"architectures": [arch], "model_type": "bert"}
-    values.update({key: getattr(config, key) for key in KNOWN_KEYS})
-    values["hidden_act"] = {"gelu_tanh": "gelu_new"}.get(config.hidden_act, config.hidden_act)
-    values.update(
-        layer_norm_eps=LAYER_NORM_EPSILON,
-        position_embedding_type="absolute",
-        pad_token_id=0,
-        is_decoder=config.causal_attention,
-    )
-    if labels:
-        values["id2label"] = {str(i): label for i, label in enumerate(labels)}
-        values["label2id"] = {label: i for i, label in enumerate(labels)}
-    if regression:
-        values["num_labels"] = 1
-        values["problem_type"] = "regression"
-    return values
-
-
 # Reading a Hugging Face directory. -----------------------------------------------------------
-
-
-def is_hf_directory(path: str | os.PathLike) -> bool:
-    """A directory with Hugging Face's config.json (and no original bert_config.json)."""
-    path = os.fspath(path)
-    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and not os.path.isfile(
-        os.path.join(path, "bert_config.json")
-    )
-
-
-def read_hf_values(directory: str) -> dict:
-    """`directory`'s config.json as it is (Hugging Face's keys).
-
-    Raises:
-        InputError: not a JSON object.
-    """
-    path = os.path.join(directory, CONFIG_FILE)
-    try:
-        values = json.loads(read_text(path, "a Hugging Face config.json (JSON)"))
-    except json.JSONDecodeError as e:
-        raise InputError(f"{path}: not valid JSON ({e})") from None
-    if not isinstance(values, dict):
-        raise InputError(f"{path}: expected a JSON object")
-    return values
-
-
-def read_hf_config(directory: str) -> BertConfig:
-    """Our `BertConfig` of `directory`'s config.json (see `bert_config_from_hf`)."""
-    return bert_config_from_hf(read_hf_values(directory), os.path.join(directory, CONFIG_FILE))
 
 
 def _inside(directory: str, name: str, listed_in: str) -> str:
@@ -417,11 +323,3 @@ def save_hf_weights(model: keras.Model, path: str) -> None:
     # transformers loads only files whose metadata says which framework wrote them.
     save_file(tensors, path, metadata={"format": "pt"})
     usual_permissions(path)  # safetensors writes it private (0600)
-
-
-def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
-    return {
-        "tokenizer_class": "BertTokenizer",
-        "do_lower_case": do_lower_case,
-        "model_max_length": config.max_position_embeddings,
-    }

@@ -9,28 +9,20 @@ loaded. A model directory is any of:
 
 from __future__ import annotations
 
-import dataclasses
 import json
 import logging
 import os
 import shutil
 
 import keras
-import numpy as np
-import tensorflow as tf
 
-from bert_tf import checkpoints, hf_checkpoints
 from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, training_checkpoints
-from bert_tf.checkpoints import LoadReport
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_open, atomic_write_text, read_text
-from bert_tf.hf_checkpoints import read_hf_config
-from bert_tf.loading import load_checkpoint
+from bert_tf.hf_config import CONFIG_FILE, is_hf_directory, read_hf_config, read_hf_values
 from bert_tf.modeling.classifier import BertClassifier
-from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
-from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
@@ -164,8 +156,8 @@ def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
     copy (`kept/ckpt-N`) goes with its run's. A Hugging Face directory says so in its
     config.json (`is_decoder`).
     """
-    if hf_checkpoints.is_hf_directory(checkpoint):
-        path = os.path.join(os.fspath(checkpoint), hf_checkpoints.CONFIG_FILE)
+    if is_hf_directory(checkpoint):
+        path = os.path.join(os.fspath(checkpoint), CONFIG_FILE)
         return path if read_hf_config(os.fspath(checkpoint)).causal_attention else None
     checkpoint = os.fspath(checkpoint)
     directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
@@ -278,120 +270,7 @@ def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
     return model, description["do_lower_case"]
 
 
-# Loading a model directory. ------------------------------------------------------------------
-
-
-@dataclasses.dataclass
-class ModelDirectory:
-    """A model loaded from a model directory, with what goes beside its weights."""
-
-    model: keras.Model
-    vocab_file: str | None
-    do_lower_case: bool
-    labels: list[str] | None = None
-    report: LoadReport | None = None  # what was loaded, by the checkpoint's names
-
-
-def require_file(directory: str, name: str) -> str:
-    path = os.path.join(directory, name)
-    if not os.path.isfile(path):
-        raise InputError(f"{directory}: no {name} (expected a BERT model directory)")
-    return path
-
-
-def load_model_directory(
-    path: str | os.PathLike,
-    model_class: type | None = None,
-    config: BertConfig | None = None,
-    do_lower_case: bool | None = None,
-    vocab_file: str | None = None,
-    require_heads: bool = False,
-    **model_args,
-) -> ModelDirectory:
-    """The model of the model directory `path` (or of the checkpoint prefix `path` names), with
-    its vocab, casing and labels: the one loader of every kind the module docstring lists.
-
-    The class: `model_class(config, **model_args)` where given (a fine-tuned output_dir of that
-    class gives its own head arguments, such as num_labels, when none are passed); else what
-    the files say: task_model.json's class, a Hugging Face config's `architectures`, or the
-    heads in the checkpoint (the pre-training heads make a `BertPretrainer`, cls/squad a
-    `BertSpanLabeler`, a top-level output_weights a `BertClassifier` as the original's
-    run_classifier wrote it, none a `BertEncoder`). A pre-training output_dir is read through
-    its pretrained/. `config`: instead of the directory's.
-
-    The casing: task_model.json's or tokenizer_config.json's, else `do_lower_case`, else what
-    the released model of the directory's name was trained with, else True (logged).
-
-    The weights: the encoder must be whole; a head the checkpoint lacks is newly initialized,
-    which a warning says; with `require_heads` (or a class that task_model.json names) it is
-    an error.
-
-    Raises:
-        InputError: no config or checkpoint there, or weights that do not fit the model.
-    """
-    checkpoint = os.fspath(path)
-    directory = model_directory(checkpoint)
-    pretrained = os.path.join(directory, "pretrained")
-    if (
-        model_class is None
-        and not os.path.isfile(os.path.join(directory, TASK_MODEL_FILE))
-        and os.path.isdir(pretrained)
-    ):
-        checkpoint = directory = pretrained
-    description = task_model_description(directory)
-    described = description is not None and (
-        model_class is None
-        or (description["class_name"] == model_class.__name__ and not (config or model_args))
-    )
-    if described:
-        model, declared = read_task_model(directory)
-        require_heads = True
-    elif model_class is None:
-        model = _model_of_checkpoint(checkpoint, config or read_config(directory))
-        declared = None
-    else:
-        model = model_class(config or read_config(directory), **model_args)
-        declared = None
-    if declared is None:
-        declared = tokenizer_config_do_lower_case(directory)
-    if declared is None:
-        declared = read_do_lower_case(directory) if do_lower_case is None else do_lower_case
-    heads = _head_variables(model)
-    initial = [keras.ops.convert_to_numpy(variable) for variable in heads]
-    report = load_checkpoint(model, checkpoint)
-    fresh = all(
-        np.array_equal(keras.ops.convert_to_numpy(variable), value)
-        for variable, value in zip(heads, initial, strict=True)
-    )
-    if heads and fresh:
-        what = ", ".join(sorted({variable.path.split("/")[0] for variable in heads}))
-        if require_heads:
-            raise InputError(
-                f"{report.source}: has no weights for the {type(model).__name__}'s head "
-                f"({what}); expected the checkpoint of a model with that head"
-            )
-        logger.warning(
-            "%s: the checkpoint %s has no weights for its head (%s), newly initialized: "
-            "train it before use",
-            type(model).__name__,
-            report.source,
-            what,
-        )
-    own_vocab = os.path.join(directory, "vocab.txt")
-    if os.path.isfile(own_vocab) or vocab_file is None:
-        vocab_file = own_vocab if os.path.isfile(own_vocab) else None
-    return ModelDirectory(model, vocab_file, declared, _read_labels(directory), report)
-
-
-def _head_variables(model: keras.Model) -> list:
-    """`model`'s variables outside its encoder: its heads'."""
-    if isinstance(model, BertEncoder):
-        return []
-    encoder = {id(variable) for variable in model.encoder.weights}
-    return [variable for variable in model.weights if id(variable) not in encoder]
-
-
-def _read_labels(directory: str) -> list[str] | None:
+def read_labels(directory: str) -> list[str] | None:
     """`LABELS_FILE`'s labels, else a Hugging Face config's id2label; None without either."""
     path = os.path.join(directory, LABELS_FILE)
     if os.path.isfile(path):
@@ -400,56 +279,9 @@ def _read_labels(directory: str) -> list[str] | None:
             for line in read_text(path, "labels, one a line").splitlines()
             if line.strip()
         ]
-    if hf_checkpoints.is_hf_directory(directory):
-        id2label = hf_checkpoints.read_hf_values(directory).get("id2label") or {}
+    if is_hf_directory(directory):
+        id2label = read_hf_values(directory).get("id2label") or {}
         labels = [id2label[key] for key in sorted(id2label, key=int)]
         if labels and labels != [f"LABEL_{i}" for i in range(len(labels))]:
             return labels
     return None
-
-
-def _model_of_checkpoint(checkpoint: str, config: BertConfig) -> keras.Model:
-    """The model class (newly built) that `checkpoint`'s files say, as `load_model_directory`
-    describes."""
-    directory = model_directory(checkpoint)
-    if hf_checkpoints.is_hf_directory(directory):
-        return _hf_model(directory, config)
-    prefix = checkpoints.resolve_checkpoint_path(checkpoint)
-    shapes = dict(tf.train.list_variables(prefix))
-    if checkpoints.OBJECT_GRAPH in shapes:  # run_pretraining.py's training checkpoint
-        return BertPretrainer(config)
-    if "cls/seq_relationship/output_weights" in shapes:
-        return BertPretrainer(config)
-    if "cls/squad/output_weights" in shapes:
-        return BertSpanLabeler(config)
-    if "output_weights" in shapes:
-        return BertClassifier(config, num_labels=shapes["output_weights"][0])
-    return BertEncoder(config)
-
-
-def _hf_model(directory: str, config: BertConfig) -> keras.Model:
-    """Our model of the Hugging Face class in `directory` (its `architectures`, else its
-    heads' weights)."""
-    names = {
-        name.removeprefix("bert."): shape
-        for name, shape in hf_checkpoints.HfWeights(directory).shapes.items()
-    }
-    archs = hf_checkpoints.read_hf_values(directory).get("architectures") or []
-    if "qa_outputs.weight" in names:
-        return BertSpanLabeler(config)
-    if "classifier.weight" in names:
-        num_labels = names["classifier.weight"][0]
-        if "BertForTokenClassification" in archs:
-            return BertTokenClassifier(config, num_labels)
-        if "BertForMultipleChoice" in archs:
-            return BertMultipleChoice(config)
-        # BertForSequenceClassification, the class the original's run_classifier is
-        return BertClassifier(config, num_labels)
-    if "cls.predictions.transform.dense.weight" in names:
-        return BertPretrainer(config)
-    return BertEncoder(config)
-
-
-def load_pretrained(model_class: type, path, config: BertConfig | None = None, **model_args):
-    """`model_class.from_pretrained(path, config, **model_args)`: see `load_model_directory`."""
-    return load_model_directory(path, model_class, config, **model_args).model

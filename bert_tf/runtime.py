@@ -17,14 +17,13 @@ import shutil
 import tempfile
 
 import keras
-import numpy as np
 import tensorflow as tf
 
 from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
-from bert_tf.loading import load_checkpoint
+from bert_tf.loading import head_variables, load_checkpoint
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
@@ -154,27 +153,11 @@ def build_trainer(
     Raises:
         InputError: a batch that does not split evenly, or a checkpoint that does not fit.
     """
-    warn_if_slow(strategy, options.dtype, options.use_xla)
-    _check_batches(strategy, options)
-    if options.seed is not None:
-        keras.utils.set_random_seed(options.seed)
-    keras.config.set_dtype_policy(options.dtype)
-    with strategy.scope():
-        model = objective.build_model(config)
-        trainer = Trainer(
-            strategy,
-            model,
-            objective,
-            create_optimizer(
-                options.learning_rate, max(num_train_steps, 1), num_warmup_steps, optimizer
-            ),
-            checkpoint_dir=_checkpoint_dir(strategy, options.output_dir),
-            gradient_accumulation_steps=options.gradient_accumulation_steps,
-            use_xla=options.use_xla,
-            loss_scaling=options.dtype == "mixed_float16",
-            max_checkpoints_to_keep=options.keep_checkpoint_max,
-            keep_checkpoint_every_n_steps=keep_checkpoint_every_n_steps,
-        )
+    trainer = _new_trainer(
+        strategy, options, objective, config, num_train_steps, num_warmup_steps, optimizer,
+        keep_checkpoint_every_n_steps,
+    )  # fmt: skip
+    model = trainer.model
     try:
         resumed = trainer.checkpoints.restore(
             options.output_dir
@@ -204,28 +187,49 @@ def build_trainer(
             "is given: there is no trained model to evaluate, predict with or export"
         )
     if options.init_checkpoint:
-        # The head's weights marked NaN before the load tell whether it gave them values.
-        heads = [(w, w.numpy()) for w in _head_weights(model)]
-        for weight, value in heads:
-            weight.assign(np.full_like(value, np.nan))
-        logger.info("initializing from %s", load_checkpoint(model, options.init_checkpoint).source)
-        untouched = [(w, value) for w, value in heads if np.isnan(w.numpy()).all()]
-        for weight, value in untouched:
-            weight.assign(value)  # not in the checkpoint: its initial values
-        if not options.do_train and heads and len(untouched) == len(heads):
-            raise InputError(
-                f"--init_checkpoint={options.init_checkpoint} has no {type(model).__name__} "
-                f"head, and --output_dir={options.output_dir} no checkpoint: without "
-                "--do_train the head would be random; train first, or give the checkpoint of "
-                "a fine-tuned model"
-            )
+        _initialize(model, options)
     return trainer
 
 
-def _head_weights(model) -> list:
-    """The weights of `model` outside its encoder (a task's or pre-training's head)."""
-    encoder = {id(w) for w in getattr(model, "encoder", model).weights}
-    return [w for w in model.weights if id(w) not in encoder]
+def _new_trainer(
+    strategy, options, objective, config, num_train_steps, num_warmup_steps, optimizer, keep_every
+) -> Trainer:
+    """The objective's model and the original's optimizer under `strategy`, in a `Trainer`
+    that saves to options.output_dir (on the chief), not yet restored."""
+    warn_if_slow(strategy, options.dtype, options.use_xla)
+    _check_batches(strategy, options)
+    if options.seed is not None:
+        keras.utils.set_random_seed(options.seed)
+    keras.config.set_dtype_policy(options.dtype)
+    with strategy.scope():
+        return Trainer(
+            strategy,
+            objective.build_model(config),
+            objective,
+            create_optimizer(
+                options.learning_rate, max(num_train_steps, 1), num_warmup_steps, optimizer
+            ),
+            checkpoint_dir=_checkpoint_dir(strategy, options.output_dir),
+            gradient_accumulation_steps=options.gradient_accumulation_steps,
+            use_xla=options.use_xla,
+            loss_scaling=options.dtype == "mixed_float16",
+            max_checkpoints_to_keep=options.keep_checkpoint_max,
+            keep_checkpoint_every_n_steps=keep_every,
+        )
+
+
+def _initialize(model, options: TrainingOptions) -> None:
+    """`model` from options.init_checkpoint; a model to evaluate or export without training
+    must get its head there."""
+    report = load_checkpoint(model, options.init_checkpoint)
+    logger.info("initializing from %s", report.source)
+    if not options.do_train and head_variables(model) and not report.head_loaded:
+        raise InputError(
+            f"--init_checkpoint={options.init_checkpoint} has no {type(model).__name__} "
+            f"head, and --output_dir={options.output_dir} no checkpoint: without "
+            "--do_train the head would be random; train first, or give the checkpoint of "
+            "a fine-tuned model"
+        )
 
 
 @contextlib.contextmanager

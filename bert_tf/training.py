@@ -350,13 +350,7 @@ class Trainer:
             averages.pop(STOP_REQUESTS)
             stopped = last.pop(STOP_REQUESTS) > 0 or self.stop_flag.requested
             if self._diverged(last):
-                what = "loss" if not math.isfinite(last["loss"]) else "gradient norm"
-                kept = self.checkpoints.latest
-                raise TrainingDiverged(
-                    f"the {what} is {last[what.replace(' ', '_')]} at step {step}; stopped "
-                    "(that step's update was not applied). The last good checkpoint is "
-                    f"{kept or 'none (none was saved yet)'}"
-                )
+                raise self._divergence(last, step)
             metrics = averages
             if step % log_steps == 0 or step >= num_train_steps:
                 now = time.monotonic()
@@ -377,15 +371,27 @@ class Trainer:
                 if path:
                     logger.info("saved %s", path)
             if stopped:
-                name = self.stop_flag.signal_name
-                reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
-                saved = self.checkpoints.latest or "nothing"
-                raise Preempted(
-                    f"stopped by {reason or 'a stop signal to another worker'} at step {step}; "
-                    f"saved {saved}; run the same command again to resume from it",
-                    signal.Signals[name] if name else signal.SIGTERM,
-                )
+                raise self._preemption(step)
         return metrics
+
+    def _divergence(self, last: dict, step: int) -> TrainingDiverged:
+        what = "loss" if not math.isfinite(last["loss"]) else "gradient norm"
+        kept = self.checkpoints.latest
+        return TrainingDiverged(
+            f"the {what} is {last[what.replace(' ', '_')]} at step {step}; stopped (that "
+            "step's update was not applied). The last good checkpoint is "
+            f"{kept or 'none (none was saved yet)'}"
+        )
+
+    def _preemption(self, step: int) -> Preempted:
+        name = self.stop_flag.signal_name
+        reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
+        return Preempted(
+            f"stopped by {reason or 'a stop signal to another worker'} at step {step}; "
+            f"saved {self.checkpoints.latest or 'nothing'}; run the same command again to "
+            "resume from it",
+            signal.Signals[name] if name else signal.SIGTERM,
+        )
 
 
 def _tf_variable(variable):

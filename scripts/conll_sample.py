@@ -7,19 +7,16 @@ with the -DOCSTART- lines of their documents (a small NER data set from the real
 
 from __future__ import annotations
 
-import argparse
+from sample_options import SampleOptions
 
+from bert_tf import cli
 from bert_tf.fileio import atomic_write_text
 from bert_tf.ner.data import read_conll_file
+from bert_tf.options import check_options
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--input_file", required=True)
-    parser.add_argument("--output_file", required=True)
-    parser.add_argument("--skip", type=int, default=0)
-    parser.add_argument("--count", type=int, required=True)
-    args = parser.parse_args()
+def conll_sample(args: SampleOptions) -> None:
+    check_options(args)
     conll = read_conll_file(args.input_file)
     index, lines = 0, []
     for document in conll.documents:
@@ -36,4 +33,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(SampleOptions)
+    cli.run_with_options(SampleOptions, conll_sample)

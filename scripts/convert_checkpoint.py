@@ -23,32 +23,34 @@ from bert_tf import cli  # first: it quiets TensorFlow's start-up, before Tensor
 # isort: split
 import logging
 
-from absl import flags
-
 from bert_tf.convert import convert_checkpoint
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("input", None, "The model directory to convert.")
-flags.DEFINE_string("output", None, "The new directory (absent or empty).")
-flags.DEFINE_bool(
-    "do_lower_case",
-    True,
-    "To Hugging Face: the casing written to tokenizer_config.json where the input does not "
-    "record it (a fine-tuned output_dir does).",
-)
-flags.DEFINE_string(
-    "vocab_file", None, "To Hugging Face: the vocabulary, where the input has no vocab.txt."
-)
-flags.mark_flags_as_required(["input", "output"])
+from bert_tf.options import Options, check_options, option, options
 
 
-def main(argv: list[str]) -> None:
-    del argv
+@options
+class ConvertCheckpointOptions(Options):
+    input: str = option(None, "The model directory to convert.", required=True)
+    output: str = option(None, "The new directory (absent or empty).", required=True)
+    do_lower_case: bool = option(
+        True,
+        "To Hugging Face: the casing written to tokenizer_config.json where the input does not "
+        "record it (a fine-tuned output_dir does).",
+    )
+    vocab_file: str | None = option(
+        None, "To Hugging Face: the vocabulary, where the input has no vocab.txt."
+    )
+
+
+def convert(options: ConvertCheckpointOptions) -> None:
+    check_options(options)
     logging.info(
         "%s",
-        convert_checkpoint(FLAGS.input, FLAGS.output, FLAGS.do_lower_case, FLAGS.vocab_file),
+        convert_checkpoint(
+            options.input, options.output, options.do_lower_case, options.vocab_file
+        ),
     )
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.define_flags(ConvertCheckpointOptions)
+    cli.run_with_options(ConvertCheckpointOptions, convert)

@@ -13,24 +13,29 @@ one line gives the `top_k` most probable tokens and their probabilities.
 from __future__ import annotations
 
 import numpy as np
-from absl import flags
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.model_dir import load_model_directory
 from bert_tf.modeling.pretrainer import BertPretrainer
+from bert_tf.options import Options, check_options, option, options, positive
+from bert_tf.pretrained import load_model_directory
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string(
-    "model_dir",
-    None,
-    "A model directory with the pre-training heads: the original format (bert_config.json, "
-    "bert_model.ckpt, vocab.txt), run_pretraining.py's output_dir, or a Hugging Face one.",
-)
-flags.DEFINE_string("text", None, "Sentences separated by '|', each with one or more [MASK].")
-flags.DEFINE_integer("top_k", 5, "How many predictions to print per [MASK].")
-flags.DEFINE_bool("do_lower_case", True, "Lower-case the text, as for uncased models.")
+
+@options
+class FillMaskOptions(Options):
+    model_dir: str = option(
+        None,
+        "A model directory with the pre-training heads: the original format (bert_config.json, "
+        "bert_model.ckpt, vocab.txt), run_pretraining.py's output_dir, or a Hugging Face one.",
+        required=True,
+    )
+    text: str = option(
+        None, "Sentences separated by '|', each with one or more [MASK].", required=True
+    )
+    top_k: int = option(5, "How many predictions to print per [MASK].", positive)
+    do_lower_case: bool = option(True, "Lower-case the text, as for uncased models.")
+
 
 MASK = "[MASK]"
 SENTENCE_SEPARATOR = "|"
@@ -114,7 +119,7 @@ def fill_mask(
 
 def load_model_dir(model_dir: str, do_lower_case: bool) -> tuple[BertPretrainer, FullTokenizer]:
     """A `BertPretrainer` with its masked-LM head loaded, and its tokenizer, from any model
-    directory that has the pre-training heads (`model_dir.load_model_directory`)."""
+    directory that has the pre-training heads (`pretrained.load_model_directory`)."""
     source = load_model_directory(
         model_dir, BertPretrainer, do_lower_case=do_lower_case, require_heads=True
     )
@@ -129,12 +134,11 @@ def format_predictions(predictions: list[tuple[str, float]]) -> str:
     return "  ".join(f"{token} {probability:.3f}" for token, probability in predictions)
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    cli.require(FLAGS, "model_dir", "text")
-    model, tokenizer = load_model_dir(FLAGS.model_dir, FLAGS.do_lower_case)
-    predictions = iter(fill_mask(model, tokenizer, FLAGS.text, FLAGS.top_k))
-    for sentence in split_sentences(FLAGS.text):
+def print_predictions(options: FillMaskOptions) -> None:
+    check_options(options)
+    model, tokenizer = load_model_dir(options.model_dir, options.do_lower_case)
+    predictions = iter(fill_mask(model, tokenizer, options.text, options.top_k))
+    for sentence in split_sentences(options.text):
         count = sentence.count(MASK)
         for i in range(count):
             which = f" ({MASK} {i + 1} of {count})" if count > 1 else ""
@@ -142,4 +146,5 @@ def main(argv: list[str]) -> None:
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.define_flags(FillMaskOptions)
+    cli.run_with_options(FillMaskOptions, print_predictions)

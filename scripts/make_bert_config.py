@@ -18,11 +18,10 @@ from __future__ import annotations
 import logging
 import re
 
-from absl import flags
-
 from bert_tf import cli
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.options import Options, check_options, option, options
 from bert_tf.tokenization import load_vocab
 
 # name: (L = num_hidden_layers, H = hidden_size, A = num_attention_heads)
@@ -45,15 +44,19 @@ TABLE6_SHAPES = (
     (24, 1024, 16),
 )
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string(
-    "size",
-    None,
-    f"The architecture: one of {', '.join(SIZES)}, or L-<layers>_H-<hidden>_A-<heads> (as the "
-    "released models' names; e.g. Table 6's L-6_H-768_A-3).",
-)
-flags.DEFINE_string("vocab_file", None, "The vocabulary: vocab_size is its number of lines.")
-flags.DEFINE_string("output_file", None, "Where bert_config.json goes.")
+
+@options
+class MakeBertConfigOptions(Options):
+    size: str = option(
+        None,
+        f"The architecture: one of {', '.join(SIZES)}, or L-<layers>_H-<hidden>_A-<heads> (as "
+        "the released models' names; e.g. Table 6's L-6_H-768_A-3).",
+        required=True,
+    )
+    vocab_file: str = option(
+        None, "The vocabulary: vocab_size is its number of lines.", required=True
+    )
+    output_file: str = option(None, "Where bert_config.json goes.", required=True)
 
 
 def shape_of(size: str) -> tuple[int, int, int]:
@@ -81,17 +84,19 @@ def bert_config(size: str, vocab_size: int) -> BertConfig:
     )
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    cli.require(FLAGS, "size", "vocab_file", "output_file")
-    vocab_size = max(load_vocab(FLAGS.vocab_file).values()) + 1
+def make_bert_config(options: MakeBertConfigOptions) -> None:
+    check_options(options)
+    vocab_size = max(load_vocab(options.vocab_file).values()) + 1
     try:
-        config = bert_config(FLAGS.size, vocab_size)
+        config = bert_config(options.size, vocab_size)
     except InputError as e:
-        raise InputError(f"--size={FLAGS.size}: {e}") from None
-    config.to_json_file(FLAGS.output_file)
-    logging.info("Wrote BERT-%s (vocab_size=%d) to %s", FLAGS.size, vocab_size, FLAGS.output_file)
+        raise InputError(f"--size={options.size}: {e}") from None
+    config.to_json_file(options.output_file)
+    logging.info(
+        "Wrote BERT-%s (vocab_size=%d) to %s", options.size, vocab_size, options.output_file
+    )
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.define_flags(MakeBertConfigOptions)
+    cli.run_with_options(MakeBertConfigOptions, make_bert_config)

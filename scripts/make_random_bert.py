@@ -18,28 +18,32 @@ import logging
 import os
 
 import keras
-from absl import flags
 
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.pretrainer import BertPretrainer
-
-FLAGS = flags.FLAGS
-flags.DEFINE_string("bert_config_file", None, "The architecture, an original bert_config.json.")
-flags.DEFINE_string("output_dir", None, "Where bert_config.json and bert_model.ckpt go.")
-flags.DEFINE_integer("random_seed", 12345, "Seed of the initialization.")
-flags.mark_flags_as_required(["bert_config_file", "output_dir"])
+from bert_tf.options import Options, check_options, option, options
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    config = BertConfig.from_json_file(FLAGS.bert_config_file)
-    keras.utils.set_random_seed(FLAGS.random_seed)
+@options
+class MakeRandomBertOptions(Options):
+    bert_config_file: str = option(
+        None, "The architecture, an original bert_config.json.", required=True
+    )
+    output_dir: str = option(None, "Where bert_config.json and bert_model.ckpt go.", required=True)
+    random_seed: int = option(12345, "Seed of the initialization.")
+
+
+def make_random_bert(options: MakeRandomBertOptions) -> None:
+    check_options(options)
+    config = BertConfig.from_json_file(options.bert_config_file)
+    keras.utils.set_random_seed(options.random_seed)
     model = BertPretrainer(config)
-    config.to_json_file(os.path.join(FLAGS.output_dir, "bert_config.json"))
-    prefix = save_original_checkpoint(model, os.path.join(FLAGS.output_dir, "bert_model.ckpt"))
+    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
+    prefix = save_original_checkpoint(model, os.path.join(options.output_dir, "bert_model.ckpt"))
     logging.info("Wrote a random BERT (%d weights) to %s", model.count_params(), prefix)
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.define_flags(MakeRandomBertOptions)
+    cli.run_with_options(MakeRandomBertOptions, make_random_bert)

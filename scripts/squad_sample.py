@@ -8,21 +8,25 @@ the original trains on exactly one answer per question).
 
 from __future__ import annotations
 
-import argparse
 import json
 
+from sample_options import SampleOptions
+
+from bert_tf import cli
 from bert_tf.fileio import atomic_write_text
+from bert_tf.options import check_options, option, options
 from bert_tf.squad.data import read_squad_file
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--input_file", required=True)
-    parser.add_argument("--output_file", required=True)
-    parser.add_argument("--skip", type=int, default=0)
-    parser.add_argument("--count", type=int, required=True)
-    parser.add_argument("--first_answer_only", action="store_true")
-    args = parser.parse_args()
+@options
+class SquadSampleOptions(SampleOptions):
+    first_answer_only: bool = option(
+        False, "Keep each question's first answer only (a training file of a dev file)."
+    )
+
+
+def squad_sample(args: SquadSampleOptions) -> None:
+    check_options(args)
     dataset = read_squad_file(args.input_file)
     index, articles = 0, []
     for article in dataset["data"]:
@@ -43,4 +47,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(SquadSampleOptions)
+    cli.run_with_options(SquadSampleOptions, squad_sample)

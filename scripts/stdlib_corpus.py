@@ -25,17 +25,18 @@ import sys
 import types
 import warnings
 
-from absl import flags
-
 from bert_tf import cli
-from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text
+from bert_tf.options import Options, check_options, non_negative, option, options, positive
 from bert_tf.pretraining.corpus import split_sentences
 
-FLAGS = flags.FLAGS
-flags.DEFINE_string("output_file", None, "Where the corpus text goes.")
-flags.DEFINE_integer("max_documents", 0, "Stop after this many documents (0: all modules).")
-flags.DEFINE_integer("min_sentences", 2, "Drop modules whose document has fewer sentences.")
+
+@options
+class StdlibCorpusOptions(Options):
+    output_file: str = option(None, "Where the corpus text goes.", required=True)
+    max_documents: int = option(0, "Stop after this many documents (0: all modules).", non_negative)
+    min_sentences: int = option(2, "Drop modules whose document has fewer sentences.", positive)
+
 
 # Modules whose import opens a browser or prints (antigravity, this), needs a display (tkinter,
 # turtle, idlelib), is a test suite or tool rather than a library (test, ensurepip, venv), or is
@@ -230,15 +231,10 @@ def corpus_text(documents: list[list[str]]) -> str:
     return "\n\n".join("\n".join(document) for document in documents) + "\n"
 
 
-def main(argv: list[str]) -> None:
-    del argv
-    cli.require(FLAGS, "output_file")
-    if FLAGS.max_documents < 0:
-        raise InputError(f"--max_documents must be >= 0. Received: {FLAGS.max_documents}")
-    if FLAGS.min_sentences < 1:
-        raise InputError(f"--min_sentences must be >= 1. Received: {FLAGS.min_sentences}")
-    documents = build_corpus(FLAGS.max_documents, FLAGS.min_sentences)
-    atomic_write_text(FLAGS.output_file, corpus_text(documents))
+def stdlib_corpus(options: StdlibCorpusOptions) -> None:
+    check_options(options)
+    documents = build_corpus(options.max_documents, options.min_sentences)
+    atomic_write_text(options.output_file, corpus_text(documents))
     sentences = [sentence for document in documents for sentence in document]
     words = sum(len(sentence.split()) for sentence in sentences)
     logging.info(
@@ -246,9 +242,10 @@ def main(argv: list[str]) -> None:
         len(documents),
         len(sentences),
         words,
-        FLAGS.output_file,
+        options.output_file,
     )
 
 
 if __name__ == "__main__":
-    cli.run(main)
+    cli.define_flags(StdlibCorpusOptions)
+    cli.run_with_options(StdlibCorpusOptions, stdlib_corpus)

@@ -11,12 +11,13 @@ tells the right ending (25% by chance). Seeded: the same flags write the same fi
 
 from __future__ import annotations
 
-import argparse
 import csv
 import os
 import random
 
+from bert_tf import cli
 from bert_tf.fileio import atomic_open
+from bert_tf.options import Options, check_options, non_negative, option, options
 from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES
 
 HEADER = ["video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source", *ENDINGS]
@@ -49,14 +50,17 @@ def write_csv(path: str, header: list[str], rows: list[list[str]]) -> None:
         writer.writerows(rows)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--train_examples", type=int, default=3000)
-    parser.add_argument("--dev_examples", type=int, default=200)
-    parser.add_argument("--test_examples", type=int, default=100)
-    parser.add_argument("--seed", type=int, default=0)
-    args = parser.parse_args()
+@options
+class SwagSampleOptions(Options):
+    output_dir: str = option(None, "Where the SWAG files go.", required=True)
+    train_examples: int = option(3000, "Examples in train.csv.", non_negative)
+    dev_examples: int = option(200, "Examples in val.csv.", non_negative)
+    test_examples: int = option(100, "Examples in test.csv.", non_negative)
+    seed: int = option(0, "Seed of the choices.")
+
+
+def swag_sample(args: SwagSampleOptions) -> None:
+    check_options(args)
     rng = random.Random(args.seed)
     first_id = 0
     for split, count in (
@@ -72,4 +76,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(SwagSampleOptions)
+    cli.run_with_options(SwagSampleOptions, swag_sample)

@@ -24,12 +24,16 @@ from conftest import (
     take_ctrl_c,
 )
 
-# The absl scripts: all the top-level ones and those of scripts/ (the others there use argparse).
+# Every script that takes flags: the top-level ones, those of scripts/ and scripts/paper/ (all
+# declare their options with @options and run through bert_tf.cli).
 SCRIPTS = [
     "run_pretraining.py", "run_classifier.py", "run_squad.py", "run_ner.py", "run_swag.py",
     "extract_features.py", "create_pretraining_data.py", "create_vocab.py", "prepare_corpus.py",
     "scripts/fill_mask.py", "scripts/make_bert_config.py", "scripts/make_random_bert.py",
-    "scripts/stdlib_corpus.py",
+    "scripts/stdlib_corpus.py", "scripts/convert_checkpoint.py", "scripts/conll_sample.py",
+    "scripts/squad_sample.py", "scripts/swag_sample.py", "scripts/paper/reproduce.py",
+    "scripts/paper/glue_search.py", "scripts/paper/plot_reproduction.py",
+    "scripts/paper/unigram_baseline.py",
 ]  # fmt: skip
 # Every flag of the top-level scripts, as recorded (see test_flags.py).
 RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
@@ -41,7 +45,7 @@ RUNTIME_FLAGS = ["seed", "dtype", "distribution_strategy", "use_xla", "num_gpus"
 # as `python SCRIPT --help` runs it (as __main__, sys.argv[0] the script), printing
 # {script: [exit status, stdout]}. Each script's flags are removed before the next one runs.
 HELP = """
-import contextlib, io, json, runpy, sys
+import contextlib, io, json, os, runpy, sys
 from absl import app, flags
 import tensorflow  # noqa: F401  (whatever TensorFlow defines is not a script's)
 app.define_help_flags()
@@ -49,6 +53,7 @@ helps = {}
 for script in sys.argv[1:]:
     before = set(flags.FLAGS)
     sys.argv = [script, "--help"]
+    sys.path.insert(0, os.path.dirname(os.path.abspath(script)))  # as `python SCRIPT` has it
     stdout = io.StringIO()
     status = "did not exit"
     with contextlib.redirect_stdout(stdout):
@@ -57,6 +62,7 @@ for script in sys.argv[1:]:
         except SystemExit as e:
             status = e.code
     helps[script] = [status, stdout.getvalue()]
+    del sys.path[0]
     for name in set(flags.FLAGS) - before:
         delattr(flags.FLAGS, name)
 print(json.dumps(helps))

@@ -20,13 +20,14 @@ from bert_tf.errors import InputError
 from bert_tf.fileio import umask
 from bert_tf.hf_checkpoints import hf_name, hf_variable_names, original_name
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import ModelDirectory, write_task_model_files
+from bert_tf.model_dir import write_task_model_files
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
+from bert_tf.pretrained import ModelDirectory
 
 # The tokens these tests' texts need; the models' vocab_size (tiny_config_dict's 99) covers them.
 # (Not the released 30,522: a small vocabulary keeps the models and their files small.)

@@ -87,11 +87,11 @@ def test_from_pretrained_loads_what_load_checkpoint_loads(model_dir, model_class
 
 
 def test_a_head_the_checkpoint_lacks_is_newly_initialized_and_logged(model_dir, caplog):
-    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
         BertPretrainer.from_pretrained(model_dir)
     assert not caplog.records  # the pre-training heads are in the checkpoint
 
-    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
         BertClassifier.from_pretrained(model_dir, num_labels=2)
     (record,) = caplog.records
     assert "BertClassifier" in record.message and "(classifier), newly initialized" in (
@@ -132,7 +132,7 @@ def test_a_fine_tuning_output_dir_gives_its_head_arguments(model_dir, fine_tuned
 
 def test_another_tasks_head_is_not_taken_for_this_ones(fine_tuned_dir, caplog):
     output_dir, fine_tuned = fine_tuned_dir
-    with caplog.at_level(logging.WARNING, logger="bert_tf.model_dir"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
         model = BertSpanLabeler.from_pretrained(output_dir)  # its head is "squad", 2 outputs
     assert "(squad), newly initialized" in caplog.text
     assert_same_weights(model.encoder.weights, fine_tuned.encoder.weights)

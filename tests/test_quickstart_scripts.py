@@ -151,7 +151,7 @@ def test_fill_mask_reads_any_model_directory_with_the_masked_lm_head(
 ) -> None:
     from bert_tf.checkpoints import save_original_checkpoint
     from bert_tf.convert import write_hf_directory
-    from bert_tf.model_dir import ModelDirectory
+    from bert_tf.pretrained import ModelDirectory
 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"{t}\n" for t in sorted(tokenizer.vocab, key=tokenizer.vocab.get)))

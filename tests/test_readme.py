@@ -26,7 +26,13 @@ SKIP_MARKER = re.compile(r"^<!-- not run by tests/test_readme\.py: (.+) -->$", r
 # Every flag of the top-level scripts, as tests/test_flags.py checks them against the scripts.
 RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
 # Flags that scripts/*.py define by hand (absl or argparse), read from their source.
-DEFINED_FLAG = re.compile(r"""(?:DEFINE_\w+\(\s*|add_argument\(\s*)["'](?:--)?(\w+)["']""")
+# A flag as a script defines it: an absl DEFINE, or a field of an @options class.
+DEFINED_FLAG = re.compile(
+    r"""(?:DEFINE_\w+\(\s*["'](\w+)["']|^    (\w+): [^=\n]+ = (?:option|redefault)\()""",
+    re.MULTILINE,
+)
+# A module of the script's own folder that it imports (its options' base classes).
+SIBLING_IMPORT = re.compile(r"^from (\w+) import", re.MULTILINE)
 # The commands that load a pre-trained model: without --init_checkpoint they silently train
 # from random weights.
 TAKES_A_MODEL = {
@@ -108,7 +114,12 @@ def script_flags(script: str) -> set[str]:
         return set(recorded) | negated
     source = REPO / script
     assert source.is_file(), f"the README runs {script}, which does not exist"
-    return set(DEFINED_FLAG.findall(source.read_text()))
+    text = source.read_text()
+    for module in SIBLING_IMPORT.findall(text):
+        sibling = source.parent / f"{module}.py"
+        text += sibling.read_text() if sibling.is_file() else ""
+    found = {a or b for a, b in DEFINED_FLAG.findall(text)}
+    return found | {f"no{flag}" for flag in found}  # absl booleans
 
 
 README_BLOCKS = readme_blocks((REPO / "README.md").read_text())

@@ -287,9 +287,10 @@ def test_an_output_dir_of_another_task_or_model_is_one_line_naming_both(trained,
     args = [a for a in classifier_args(setup, output_dir, "--do_eval")]
     args = [a.replace(setup["config"], str(tmp_path / "wider.json")) for a in args]
     line = error_line(run_script(*args), "run_classifier.py")
-    assert line.startswith(
-        f"run_classifier.py: error: --output_dir={output_dir}: its checkpoint ckpt-5 does not "
-        "fit the model built from --bert_config_file"
+    assert line == (
+        f"run_classifier.py: error: --bert_config_file={tmp_path / 'wider.json'}: hidden_size="
+        f"64, but --output_dir={output_dir} was fine-tuned with hidden_size=32 (its "
+        "bert_config.json); give that config, or another --output_dir"
     ), line
     assert {p: p.read_bytes() for p in output_dir.rglob("*") if p.is_file()} == before
 

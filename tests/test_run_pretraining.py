@@ -256,6 +256,8 @@ def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup,
         max_seq_length = SEQ
         vocab_file = str(SAMPLE_DATA / "vocab.txt")
 
+    Options.output_dir = str(tmp_path / "fine_tuning")  # new: no config of its own
+
     config, _ = load_model_files(Options)
     assert config.causal_attention
     Options.init_checkpoint = str(setup["init_checkpoint"])

@@ -159,5 +159,5 @@ def test_bad_flag_is_one_line_error_and_no_output(tmp_path):
         timeout=120,
     )
     assert result.returncode == 1
-    assert "stdlib_corpus.py: error: --max_documents must be >= 0. Received: -1" in result.stderr
+    assert "stdlib_corpus.py: error: --max_documents=-1; expected >= 0" in result.stderr
     assert not output_file.exists()

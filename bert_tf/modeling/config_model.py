@@ -31,14 +31,14 @@ class ConfigModel(keras.Model):
         Face config.json) with its checkpoint's weights; `model_args` are the constructor's
         others (`num_labels=2`; a fine-tuning output_dir of this model class gives its own).
         A head the checkpoint lacks is newly initialized (logged).
-        See `bert_tf.model_dir.load_model_directory`.
+        See `bert_tf.pretrained.load_model_directory`.
 
         Example:
             >>> classifier = BertClassifier.from_pretrained("uncased_L-12_H-768_A-12", num_labels=2)
         """
         # Reading TF checkpoints needs TensorFlow: imported here, so that the modeling
         # package itself stays backend-agnostic.
-        from bert_tf.model_dir import load_pretrained
+        from bert_tf.pretrained import load_pretrained
 
         return load_pretrained(cls, path, config, **model_args)
 

@@ -165,8 +165,13 @@ def run_pretraining(options: PretrainingOptions) -> dict:
             train(trainer, options, dataset, options.num_train_steps)
         if is_chief(strategy):
             export_pretrained(trainer.model, options.output_dir, options.vocab_file)
-    if not options.do_eval:
-        return {}
+    return _evaluate(trainer, options, eval_files) if options.do_eval else {}
+
+
+def _evaluate(trainer, options: PretrainingOptions, eval_files: list[str]) -> dict:
+    """The objective's metrics over the eval records, written (on the chief) to
+    eval_results.txt and TensorBoard's eval/."""
+    strategy = trainer.strategy
     dataset = _dataset(eval_files, options.eval_batch_size, False, options, strategy)
     flag = "--eval_input_file" if options.eval_input_file else "--input_file"
     with naming_damaged_records(flag, eval_files):

@@ -5,7 +5,8 @@ answer text and its score out, computed in the graph as run_squad.py computes th
 
 Signatures:
 - `serving_default`: `question`, `context` string [batch] -> `answer` string [batch],
-  `score` float32 [batch] (start_logit + end_logit of the best span), and for SQuAD 2.0
+  `score` float32 [batch] (start_logit + end_logit of the best span; SQuAD 1.1 answers
+  "empty", the original's placeholder, where no span is valid), and for SQuAD 2.0
   `null_odds` float32 [batch] (null score - best span score; the answer is "" when it is
   above the exported --null_score_diff_threshold).
 - `serve`: `input_ids`, `input_mask`, `segment_ids` int32 [batch, seq] -> `start_logits`,
@@ -72,14 +73,12 @@ class QuestionAnswerer(tf.Module):
         self.version_2_with_negative = version_2_with_negative
         self.null_score_diff_threshold = null_score_diff_threshold
 
-    # Over 60 lines: the original's post-processing as one graph, step for step, kept whole.
     def answer(self, question, context) -> dict:
         """question, context: [B] strings -> {answer [B] string, score [B] float32
         (, null_odds [B] float32)}.
 
         Shapes: B = batch, W = words, T = context pieces, Q = question pieces, N = windows
-        of the whole batch, J = most windows of one example, S = max_seq_length,
-        K = n_best_size."""
+        of the whole batch, S = max_seq_length, K = n_best_size."""
         words = tf_text.regex_split(context, _CONTEXT_WHITESPACE)  # [B, (W)]
         word_pieces = self.tokenizer.tokenize(words.flat_values)  # [sum W, (pieces)]
         pieces_per_example = tf.reduce_sum(words.with_flat_values(word_pieces.row_lengths()), 1)
@@ -91,52 +90,86 @@ class QuestionAnswerer(tf.Module):
             words.row_starts(), doc.value_rowids()
         )  # [sum T]
         query = self.tokenizer.tokenize(question)[:, : self.max_query_length]  # [B, (Q)]
+        windows = self._windows(doc, query.row_lengths())
+        window_pieces = tf.gather(
+            doc.flat_values,
+            tf.ragged.range(windows["first_piece"], windows["first_piece"] + windows["length"]),
+        )  # [N, (length)]
+        packed = self.tokenizer.pack(
+            tf.gather(query, windows["example"]), window_pieces, self.seq_length
+        )
+        outputs = self.model(packed, training=False)
+        start_logits = tf.cast(outputs["start_logits"], tf.float32)  # [N, S]
+        end_logits = tf.cast(outputs["end_logits"], tf.float32)  # [N, S]
+        best_score, has_span, start_piece, end_piece = self._best_span(
+            start_logits, end_logits, windows
+        )
+        text = self._final_text(words, doc, tok_to_orig, start_piece, end_piece, has_span)  # [B]
+        result = {"score": tf.cast(tf.where(has_span, best_score, 0.0), tf.float32)}
+        if not self.version_2_with_negative:
+            # As the original's predictions.json: "empty" where no span is valid.
+            result["answer"] = tf.where(has_span, text, "empty")
+            return result
+        null_scores = tf.cast(start_logits[:, 0], tf.float64) + tf.cast(
+            end_logits[:, 0], tf.float64
+        )  # [N]
+        score_null = tf.math.unsorted_segment_min(
+            null_scores, windows["example"], tf.size(doc.row_lengths())
+        )
+        null_odds = tf.where(has_span, score_null - best_score, score_null)
+        answer_null = ~has_span | (null_odds > self.null_score_diff_threshold)
+        result["answer"] = tf.where(answer_null, "", text)
+        result["null_odds"] = tf.cast(null_odds, tf.float32)
+        return result
 
-        # The windows (features.doc_spans): as long as the room allows, doc_stride apart.
-        doc_length, query_length = doc.row_lengths(), query.row_lengths()  # [B]
+    def _windows(self, doc, query_length) -> dict:
+        """The windows of `features.doc_spans` for the whole batch: as long as the room beside
+        each question allows, doc_stride apart (one, empty, for an empty context). Returns
+        `example`, `index` (k-th of its example), `start`, `length`, `offset` (where the
+        window begins in its features: after `[CLS] question [SEP]`), `first_piece` (in
+        doc.flat_values) [N] and `num_windows` [B]."""
+        doc_length = doc.row_lengths()  # [B]
         room = self.seq_length - query_length - 3
         stride = tf.minimum(room, self.doc_stride)
         extra = tf.maximum(doc_length - room, 0)
         num_windows = 1 + (extra + stride - 1) // stride  # [B]
-        window_example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)), num_windows)  # [N]
-        window_index = tf.ragged.range(num_windows).flat_values  # [N]: k-th of its example
-        window_start = window_index * tf.gather(stride, window_example)  # [N]
-        window_length = tf.minimum(
-            tf.gather(doc_length, window_example) - window_start, tf.gather(room, window_example)
-        )  # [N]
-        first_piece = tf.gather(doc.row_starts(), window_example) + window_start  # [N]
-        window_pieces = tf.gather(
-            doc.flat_values, tf.ragged.range(first_piece, first_piece + window_length)
-        )  # [N, (window_length)]
-        features = self._pack(tf.gather(query, window_example), window_pieces)
-        outputs = self.model(features, training=False)
-        start_logits = tf.cast(outputs["start_logits"], tf.float32)  # [N, S]
-        end_logits = tf.cast(outputs["end_logits"], tf.float32)  # [N, S]
+        example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)), num_windows)  # [N]
+        index = tf.ragged.range(num_windows).flat_values  # [N]
+        start = index * tf.gather(stride, example)  # [N]
+        length = tf.minimum(tf.gather(doc_length, example) - start, tf.gather(room, example))
+        return {
+            "example": example,
+            "index": index,
+            "start": start,
+            "length": length,
+            "offset": tf.gather(query_length, example) + 2,
+            "first_piece": tf.gather(doc.row_starts(), example) + start,
+            "num_windows": num_windows,
+        }
 
-        # Each window's K best starts and ends (ties: the lower position, as the original).
+    def _best_span(self, start_logits, end_logits, windows: dict):
+        """Each example's best valid span over its windows' n_best_size starts x ends, as the
+        original ranks them: (score [B] float64, has_span [B] bool, start and end [B], indices
+        into the batch's context pieces)."""
         start_values, start_positions = tf.math.top_k(start_logits, self.n_best_size)  # [N, K]
         end_values, end_positions = tf.math.top_k(end_logits, self.n_best_size)
-        offset = tf.gather(query_length, window_example) + 2  # [N]: [CLS] query [SEP]
+        offset, length = windows["offset"], windows["length"]
 
         def in_context(positions):  # [N, K] -> [N, K] bool
             i = tf.cast(positions, tf.int64) - offset[:, None]
-            return (i >= 0) & (i < window_length[:, None])
+            return (i >= 0) & (i < length[:, None])
 
         start_ok = in_context(start_positions) & graph_is_max_context(
-            tf.cast(start_positions, tf.int64) - offset[:, None] + window_start[:, None],
-            window_example,
-            window_index,
-            window_start,
-            window_length,
-            num_windows,
-        )
-        end_ok = in_context(end_positions)
-        length = end_positions[:, None, :] - start_positions[:, :, None] + 1  # [N, K, K]
+            tf.cast(start_positions, tf.int64) - offset[:, None] + windows["start"][:, None],
+            windows["example"], windows["index"], windows["start"], length,
+            windows["num_windows"],
+        )  # fmt: skip
+        span_length = end_positions[:, None, :] - start_positions[:, :, None] + 1  # [N, K, K]
         valid = (
             start_ok[:, :, None]
-            & end_ok[:, None, :]
-            & (length >= 1)
-            & (length <= self.max_answer_length)
+            & in_context(end_positions)[:, None, :]
+            & (span_length >= 1)
+            & (span_length <= self.max_answer_length)
         )
         # float64 sums, as the original's Python floats (the ranking of near-ties depends on it).
         pair_score = (
@@ -146,65 +179,23 @@ class QuestionAnswerer(tf.Module):
         pair_score = tf.reshape(tf.where(valid, pair_score, _NO_SCORE), [-1])  # [N * K * K]
         # The best pair of each example; among equal scores the first in the original's
         # order (window, then start rank, then end rank).
-        pairs_per_window = self.n_best_size * self.n_best_size
-        pair_example = tf.repeat(window_example, pairs_per_window)
-        best_score, best_pair = _first_max(pair_score, pair_example, tf.size(num_windows))
+        per_window = self.n_best_size * self.n_best_size
+        num_windows = windows["num_windows"]
+        best_score, best_pair = _first_max(
+            pair_score, tf.repeat(windows["example"], per_window), tf.size(num_windows)
+        )
         has_span = best_score > _NO_SCORE
         best_pair = tf.where(has_span, best_pair, 0)
-        first_window = tf.cumsum(num_windows, exclusive=True)  # [B]
-        best_window = first_window + best_pair // pairs_per_window  # [B], an index into N
-        start_rank = best_pair % pairs_per_window // self.n_best_size
-        end_rank = best_pair % self.n_best_size
-        best_window_offset = tf.gather(offset, best_window)
-        best_start_piece = (
-            tf.cast(tf.gather_nd(start_positions, tf.stack([best_window, start_rank], 1)), tf.int64)
-            - best_window_offset
-            + tf.gather(first_piece, best_window)
-        )  # [B], an index into doc.flat_values
-        best_end_piece = (
-            tf.cast(tf.gather_nd(end_positions, tf.stack([best_window, end_rank], 1)), tf.int64)
-            - best_window_offset
-            + tf.gather(first_piece, best_window)
-        )
-        text = self._final_text(
-            words, doc, tok_to_orig, best_start_piece, best_end_piece, has_span
-        )  # [B]
-        result = {"score": tf.cast(tf.where(has_span, best_score, 0.0), tf.float32)}
-        if not self.version_2_with_negative:
-            result["answer"] = tf.where(has_span, text, "")
-            return result
-        null_scores = tf.cast(start_logits[:, 0], tf.float64) + tf.cast(
-            end_logits[:, 0], tf.float64
-        )  # [N]
-        score_null = tf.math.unsorted_segment_min(null_scores, window_example, tf.size(doc_length))
-        null_odds = tf.where(has_span, score_null - best_score, score_null)
-        answer_null = ~has_span | (null_odds > self.null_score_diff_threshold)
-        result["answer"] = tf.where(answer_null, "", text)
-        result["null_odds"] = tf.cast(null_odds, tf.float32)
-        return result
+        best_window = tf.cumsum(num_windows, exclusive=True) + best_pair // per_window  # [B]
+        base = tf.gather(windows["first_piece"], best_window) - tf.gather(offset, best_window)
 
-    def _pack(self, query, window_pieces) -> dict:
-        """[N, (Q)] and [N, (L)] ids -> `[CLS] query [SEP] window [SEP]` as input_ids,
-        input_mask, segment_ids [N, S] int32."""
-        n = query.nrows()
-        ones = tf.ones([n], tf.int64)
+        def piece(positions, rank):  # [B]: the ranked position, as an index into the pieces
+            chosen = tf.gather_nd(positions, tf.stack([best_window, rank], 1))
+            return tf.cast(chosen, tf.int64) + base
 
-        def token(token_id):
-            return tf.RaggedTensor.from_row_lengths(
-                tf.fill([n], tf.constant(token_id, tf.int64)), ones
-            )
-
-        cls, sep = token(self.tokenizer.cls_id), token(self.tokenizer.sep_id)
-        first = tf.concat([cls, query, sep], axis=1)
-        second = tf.concat([window_pieces, sep], axis=1)
-        ids = tf.concat([first, second], axis=1)
-        segments = tf.concat([tf.zeros_like(first), tf.ones_like(second)], axis=1)
-        shape = [None, self.seq_length]
-        return {
-            "input_ids": tf.cast(ids.to_tensor(0, shape=shape), tf.int32),
-            "input_mask": tf.cast(tf.ones_like(ids).to_tensor(0, shape=shape), tf.int32),
-            "segment_ids": tf.cast(segments.to_tensor(0, shape=shape), tf.int32),
-        }
+        start = piece(start_positions, best_pair % per_window // self.n_best_size)
+        end = piece(end_positions, best_pair % self.n_best_size)
+        return best_score, has_span, start, end
 
     def _final_text(self, words, doc, tok_to_orig, start_piece, end_piece, has_span):
         """postprocess._answer_text in the graph: the pieces de-tokenized, the original

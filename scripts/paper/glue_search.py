@@ -24,14 +24,15 @@ Extra flags for run_classifier.py go after `--`.
 
 from __future__ import annotations
 
-import argparse
 import os
 import shutil
 import statistics
 import subprocess
 import sys
 
+from bert_tf import cli
 from bert_tf.classification.processors import get_processor
+from bert_tf.options import Options, check_options, non_negative, option, options, positive
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 
@@ -237,25 +238,34 @@ def write_summary(summary: list[dict], path: str) -> str:
     return "\n".join(table)
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tasks", default="MNLI,QQP,QNLI,SST-2,CoLA,STS-B,MRPC,RTE")
-    parser.add_argument("--glue_dir", required=True, help="holds one folder per task (MRPC/...)")
-    parser.add_argument("--bert_dir", required=True, help="vocab.txt, bert_config.json, ckpt")
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument("--learning_rates", default="5e-5,4e-5,3e-5,2e-5")
-    parser.add_argument("--restarts", type=int, default=1, help="seeds per learning rate")
-    parser.add_argument(
-        "--small_task_restarts", type=int, default=0, help="for CoLA/STS-B/MRPC/RTE; 0: --restarts"
+@options
+class GlueSearchOptions(Options):
+    tasks: str = option("MNLI,QQP,QNLI,SST-2,CoLA,STS-B,MRPC,RTE", "Comma-separated tasks.")
+    glue_dir: str = option(None, "Holds one folder per task (MRPC/...).", required=True)
+    bert_dir: str = option(
+        None, "The pre-trained model: vocab.txt, bert_config.json, bert_model.ckpt.", required=True
     )
-    parser.add_argument("--train_batch_size", type=int, default=32)
-    parser.add_argument("--num_train_epochs", type=float, default=3.0)
-    parser.add_argument("--max_seq_length", type=int, default=128)
-    parser.add_argument("--do_lower_case", default="true")
-    parser.add_argument("--max_train_examples", type=int, default=0, help="0: all")
-    parser.add_argument("--max_eval_examples", type=int, default=0, help="0: all")
-    args, extra = parser.parse_known_args()
-    extra = [a for a in extra if a != "--"]
+    output_dir: str = option(None, "Where the runs and the tables go.", required=True)
+    learning_rates: str = option("5e-5,4e-5,3e-5,2e-5", "Comma-separated learning rates.")
+    restarts: int = option(1, "Seeds per learning rate.", positive)
+    small_task_restarts: int = option(
+        0, "Seeds per learning rate for CoLA/STS-B/MRPC/RTE; 0: --restarts.", non_negative
+    )
+    train_batch_size: int = option(32, "run_classifier.py's --train_batch_size.", positive)
+    num_train_epochs: float = option(3.0, "run_classifier.py's --num_train_epochs.")
+    max_seq_length: int = option(128, "run_classifier.py's --max_seq_length.", positive)
+    do_lower_case: str = option("true", "run_classifier.py's --do_lower_case.")
+    max_train_examples: int = option(0, "Training examples per task (0: all).", non_negative)
+    max_eval_examples: int = option(0, "Dev and test examples per task (0: all).", non_negative)
+
+
+def main(argv: list[str]) -> None:
+    """The search; what follows `--` on the command line goes to every run_classifier.py."""
+    from absl import flags
+
+    args = cli.options_from_flags(GlueSearchOptions, flags.FLAGS)
+    check_options(args)
+    extra = argv[1:]
     rows = run(args, extra)
     summary = summarize(rows)
     print(write_summary(summary, os.path.join(args.output_dir, "summary.tsv")))
@@ -266,4 +276,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(GlueSearchOptions)
+    cli.run(main)

@@ -14,7 +14,6 @@ r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote 
 
 from __future__ import annotations
 
-import argparse
 import csv
 import glob
 import json
@@ -26,6 +25,9 @@ import matplotlib.ticker
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+
+from bert_tf import cli  # noqa: E402
+from bert_tf.options import Options, check_options, option, options  # noqa: E402
 
 
 def read_table(output_dir: str, name: str) -> list[dict]:
@@ -176,15 +178,19 @@ def save(figure, figures_dir: str, name: str) -> str:
     return path
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--output_dir", required=True, help="reproduce.py's --output_dir")
-    parser.add_argument("--figures_dir", required=True)
-    args = parser.parse_args()
+@options
+class PlotOptions(Options):
+    output_dir: str = option(None, "reproduce.py's --output_dir.", required=True)
+    figures_dir: str = option(None, "Where the figures go.", required=True)
+
+
+def plot_figures(args: PlotOptions) -> None:
+    check_options(args)
     for plot in (plot_table6, plot_figure5, plot_pretraining):
         path = plot(args.output_dir, args.figures_dir)
         print(f"{plot.__name__}: {path or 'nothing to plot yet'}")
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(PlotOptions)
+    cli.run_with_options(PlotOptions, plot_figures)

@@ -32,39 +32,50 @@ results on the all-[MASK] records.
 
 from __future__ import annotations
 
-import argparse
 import os
-import sys
 
 from reproduction.pretraining import tokens_seen, write_results
 from reproduction.runner import Runner
 from reproduction.scales import LAPTOP_SIZES, long_scale, paper_scale, small_scale
 from reproduction.tables import BUILDERS, Context
 
+from bert_tf import cli
+from bert_tf.errors import InputError
+from bert_tf.options import Options, check_options, one_of, option, options
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--tables", default="all", help="comma-separated: table1..8, figure5")
-    parser.add_argument("--size", choices=["small", "long", "base", "large"], required=True)
-    parser.add_argument("--output_dir", required=True)
-    parser.add_argument(
-        "--quick", action="store_true", help="small or long in minutes (smoke test)"
+# The sizes: small and long run on a laptop's CPU, base and large are the paper's.
+SIZES = ("small", "long", "base", "large")
+
+
+@options
+class ReproduceOptions(Options):
+    tables: str = option("all", "Comma-separated: table1..8, figure5, or all.")
+    size: str = option(
+        None, "small, long (laptop CPUs), base or large.", one_of(*SIZES), required=True
     )
-    mode = parser.add_mutually_exclusive_group()
-    mode.add_argument("--dry_run", action="store_true", help="print the commands only")
-    mode.add_argument(
-        "--report", action="store_true", help="run nothing; write the tables from what is done"
-    )
-    args = parser.parse_args()
+    output_dir: str = option(None, "Where every step's files go.", required=True)
+    quick: bool = option(False, "small or long in minutes (a smoke test).")
+    dry_run: bool = option(False, "Print the commands only.")
+    report: bool = option(False, "Run nothing; write the tables from what is done.")
+
+    def check(self) -> None:
+        super().check()
+        names = list(BUILDERS) if self.tables == "all" else self.tables.split(",")
+        unknown = [name for name in names if name not in BUILDERS]
+        if unknown:
+            raise InputError(
+                f"--tables={self.tables}; unknown {unknown}, expected some of "
+                f"{', '.join(BUILDERS)} or all"
+            )
+        if self.quick and self.size not in LAPTOP_SIZES:
+            raise InputError(f"--quick shrinks --size={' or '.join(LAPTOP_SIZES)} only")
+        if self.dry_run and self.report:
+            raise InputError("--dry_run and --report: give one of them")
+
+
+def reproduce(args: ReproduceOptions) -> None:
+    check_options(args)
     names = list(BUILDERS) if args.tables == "all" else args.tables.split(",")
-    unknown = [name for name in names if name not in BUILDERS]
-    if unknown:
-        sys.exit(
-            f"reproduce.py: error: --tables={args.tables}; unknown {unknown}, expected "
-            f"some of {', '.join(BUILDERS)} or all"
-        )
-    if args.quick and args.size not in LAPTOP_SIZES:
-        sys.exit(f"reproduce.py: error: --quick shrinks --size={' or '.join(LAPTOP_SIZES)} only")
     if args.size == "small":
         scale = small_scale(args.quick)
     elif args.size == "long":
@@ -106,4 +117,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(ReproduceOptions)
+    cli.run_with_options(ReproduceOptions, reproduce)

@@ -1,4 +1,4 @@
-"""A unigram model's masked-LM results on held-out pre-training records: every masked token
+r"""A unigram model's masked-LM results on held-out pre-training records: every masked token
 predicted from how often tokens are chosen for prediction in the training records (add-one
 smoothed), whatever the words around it. The floor a masked LM that has learned no context
 sits on: the line the reproduction's masked LMs are measured against (docs/REPRODUCTION.md).
@@ -12,12 +12,13 @@ masked_lm_accuracy (always the most frequent token).
 
 from __future__ import annotations
 
-import argparse
 import math
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import cli
+from bert_tf.options import Options, check_options, non_negative, option, options
 from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import load_vocab
 
@@ -52,16 +53,19 @@ def unigram_results(train: np.ndarray, heldout: np.ndarray, vocab_size: int) -> 
     }
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--train_records", required=True, help="a file or a glob")
-    parser.add_argument("--heldout_records", required=True, help="a file or a glob")
-    parser.add_argument("--vocab_file", required=True)
-    parser.add_argument(
-        "--max_train_records", type=int, default=200_000, help="0: all (a sample is enough)"
+@options
+class UnigramOptions(Options):
+    train_records: str = option(None, "Pre-training records: a file or a glob.", required=True)
+    heldout_records: str = option(None, "Held-out records: a file or a glob.", required=True)
+    vocab_file: str = option(None, "The records' vocabulary.", required=True)
+    max_train_records: int = option(
+        200_000, "Training records counted (0: all; a sample is enough).", non_negative
     )
-    parser.add_argument("--output_file", required=True)
-    args = parser.parse_args()
+    output_file: str = option(None, "Where eval_results.txt's lines go.", required=True)
+
+
+def unigram_baseline(args: UnigramOptions) -> None:
+    check_options(args)
     train = predicted_ids(args.train_records, args.max_train_records)
     heldout = predicted_ids(args.heldout_records)
     results = unigram_results(train, heldout, len(load_vocab(args.vocab_file)))
@@ -70,4 +74,5 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    cli.define_flags(UnigramOptions)
+    cli.run_with_options(UnigramOptions, unigram_baseline)
