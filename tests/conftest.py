@@ -126,6 +126,15 @@ def fine_tuning_args(script: str, config_file, output_dir, *extra: str, **flags)
     return [script, *(f"--{k}={v}" for k, v in values.items() if v is not None), *extra]
 
 
+def trained_and_exported(args, output_dir, export_dir) -> subprocess.CompletedProcess:
+    """A fine-tuning script's command line `args(output_dir, *flags)` run to train, evaluate,
+    predict and export into `export_dir`; its finished process."""
+    flags = ("--do_train", "--do_eval", "--do_predict", f"--export_dir={export_dir}")
+    result = run_script(*args(output_dir, *flags), timeout=600)
+    assert result.returncode == 0, result.stderr[-3000:]
+    return result
+
+
 def served_json(code: str, *args: str, cwd) -> dict:
     """Runs `python -c code *args` in `cwd`, away from the repository (PYTHONPATH empty: a
     SavedModel must load without bert_tf), and returns the JSON of its last line."""

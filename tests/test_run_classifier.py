@@ -5,6 +5,7 @@ clear error line for each kind of bad input."""
 
 from __future__ import annotations
 
+import functools
 import io
 import json
 import os
@@ -27,6 +28,7 @@ from conftest import (
     sigterm_during_training,
     succeeded,
     tiny_config,
+    trained_and_exported,
     write_tsv,
 )
 
@@ -80,13 +82,9 @@ def classifier_args(setup, output_dir, *extra: str) -> list[str]:
 
 @pytest.fixture(scope="module")
 def trained(setup) -> dict:
-    output_dir = setup["root"] / "out"
-    export_dir = setup["root"] / "export"
-    args = classifier_args(
-        setup, output_dir, "--do_train", "--do_eval", "--do_predict", f"--export_dir={export_dir}"
-    )
-    result = run_script(*args, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    output_dir, export_dir = setup["root"] / "out", setup["root"] / "export"
+    args = functools.partial(classifier_args, setup)
+    result = trained_and_exported(args, output_dir, export_dir)
     return {"output_dir": output_dir, "export_dir": export_dir, "stderr": result.stderr}
 
 
@@ -283,15 +281,9 @@ def test_an_output_dir_of_another_task_or_model_is_one_line_naming_both(trained,
         "fine-tuned on MRPC, not on RTE; give each task an --output_dir of its own"
     )
     wider = tiny_config().replace(hidden_size=64, intermediate_size=128)
-    wider.to_json_file(tmp_path / "wider.json")
-    args = [a for a in classifier_args(setup, output_dir, "--do_eval")]
-    args = [a.replace(setup["config"], str(tmp_path / "wider.json")) for a in args]
-    line = error_line(run_script(*args), "run_classifier.py")
-    assert line == (
-        f"run_classifier.py: error: --bert_config_file={tmp_path / 'wider.json'}: hidden_size="
-        f"64, but --output_dir={output_dir} was fine-tuned with hidden_size=32 (its "
-        "bert_config.json); give that config, or another --output_dir"
-    ), line
+    args = classifier_args(setup, output_dir, "--do_eval")
+    line = rerun_with_config(setup, args, wider, tmp_path / "wider.json")
+    assert line == config_mismatch(tmp_path / "wider.json", output_dir, "hidden_size", 64, 32)
     assert {p: p.read_bytes() for p in output_dir.rglob("*") if p.is_file()} == before
 
 
@@ -434,11 +426,20 @@ def test_a_rerun_reads_the_output_dirs_own_config_so_a_left_to_right_model_stays
     )
     # A --bert_config_file that disagrees with the output_dir's own is one line naming both.
     relu = tiny_config().replace(hidden_act="relu")
-    relu.to_json_file(tmp_path / "relu.json")
-    args = [a.replace(setup["config"], str(tmp_path / "relu.json")) for a in args]
-    line = error_line(run_script(*args), "run_classifier.py")
-    assert line == (
-        f"run_classifier.py: error: --bert_config_file={tmp_path / 'relu.json'}: hidden_act="
-        f"'relu', but --output_dir={output_dir} was fine-tuned with hidden_act='gelu' (its "
+    line = rerun_with_config(setup, args, relu, tmp_path / "relu.json")
+    assert line == config_mismatch(tmp_path / "relu.json", output_dir, "hidden_act", "relu", "gelu")
+
+
+def rerun_with_config(setup, args: list[str], config, path) -> str:
+    """The error line of `args` run with `config` (written to `path`) as --bert_config_file."""
+    config.to_json_file(path)
+    args = [a.replace(setup["config"], str(path)) for a in args]
+    return error_line(run_script(*args), "run_classifier.py")
+
+
+def config_mismatch(config_file, output_dir, key: str, given, trained) -> str:
+    return (
+        f"run_classifier.py: error: --bert_config_file={config_file}: {key}={given!r}, but "
+        f"--output_dir={output_dir} was fine-tuned with {key}={trained!r} (its "
         "bert_config.json); give that config, or another --output_dir"
-    ), line
+    )

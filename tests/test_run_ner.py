@@ -5,12 +5,20 @@ bad input."""
 
 from __future__ import annotations
 
+import functools
 import re
 import shutil
 
 import numpy as np
 import pytest
-from conftest import REPO, error_line, fine_tuning_args, run_script, tiny_config
+from conftest import (
+    REPO,
+    error_line,
+    fine_tuning_args,
+    run_script,
+    tiny_config,
+    trained_and_exported,
+)
 
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
@@ -74,17 +82,9 @@ def ner_args(setup, data: str, output_dir, *extra: str) -> list[str]:
 def fine_tuned(setup) -> dict:
     output_dir = setup["root"] / "fine_tuned"
     export_dir = setup["root"] / "fine_tuned_export"
-    args = ner_args(
-        setup,
-        "iob2",
-        output_dir,
-        "--do_train",
-        "--do_eval",
-        "--do_predict",
-        f"--export_dir={export_dir}",
+    result = trained_and_exported(
+        functools.partial(ner_args, setup, "iob2"), output_dir, export_dir
     )
-    result = run_script(*args, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
     return {"output_dir": output_dir, "export_dir": export_dir, "stdout": result.stdout}
 
 

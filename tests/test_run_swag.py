@@ -6,11 +6,20 @@ each kind of bad input, and the paper's Table 4 script in its small setting."""
 from __future__ import annotations
 
 import csv
+import functools
 import json
 
 import numpy as np
 import pytest
-from conftest import error_line, fine_tuning_args, run_script, served_json, succeeded, tiny_config
+from conftest import (
+    error_line,
+    fine_tuning_args,
+    run_script,
+    served_json,
+    succeeded,
+    tiny_config,
+    trained_and_exported,
+)
 
 HEADER = [
     "video-id", "fold-ind", "startphrase", "sent1", "sent2", "gold-source",
@@ -67,13 +76,8 @@ def read_outputs(output_dir) -> dict:
 
 @pytest.fixture(scope="module")
 def trained(setup) -> dict:
-    output_dir = setup["root"] / "out"
-    export_dir = setup["root"] / "export"
-    args = swag_args(
-        setup, output_dir, "--do_train", "--do_eval", "--do_predict", f"--export_dir={export_dir}"
-    )
-    result = run_script(*args, timeout=600)
-    assert result.returncode == 0, result.stderr[-3000:]
+    output_dir, export_dir = setup["root"] / "out", setup["root"] / "export"
+    trained_and_exported(functools.partial(swag_args, setup), output_dir, export_dir)
     return {"output_dir": output_dir, "export_dir": export_dir, "outputs": read_outputs(output_dir)}
 
 

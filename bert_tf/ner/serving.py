@@ -94,7 +94,6 @@ def conll_words(text: str) -> list[tuple[str, int, int]]:
     return words
 
 
-# Over 60 lines: `conll_words` as TensorFlow ops, rule for rule, kept whole to read beside it.
 def conll_words_in_graph(text):
     """`conll_words` of each text, with TensorFlow ops: text [B] string -> (chars [B, (C)],
     words [B, (W)] string, start [B, (W)] int64, end [B, (W)] int64).
@@ -124,27 +123,7 @@ def conll_words_in_graph(text):
     token = tf.cumsum(tf.cast(token_start, tf.int64)) - 1  # [M']
     num_tokens = tf.reduce_sum(tf.cast(token_start, tf.int64))
     core = tf.boolean_mask(~punct, kept)  # [M']
-    # Each token's first and last characters that are not punctuation (no first when all of
-    # it is punctuation: then all of it is leading).
-    first = tf.math.unsorted_segment_min(
-        tf.where(core, index, tf.int64.max), token, num_tokens
-    )  # [K]
-    last = tf.math.unsorted_segment_max(tf.where(core, index, -1), token, num_tokens)  # [K]
-    end = tf.math.unsorted_segment_max(index, token, num_tokens) + 1  # [K]
-
-    def at(flags, i):  # flags[i] [K] for indexes that may fall outside the batch's characters
-        size = tf.size(flags, tf.int64)
-        return (i >= 0) & (i < size) & tf.gather(flags, tf.clip_by_value(i, 0, size - 1))
-
-    # An abbreviation's final period: right after the last letter, itself after an inner ".".
-    abbreviation = (
-        (last + 1 < end)
-        & at(period, last + 1)
-        & at(letter, last)
-        & (last - 1 > first)
-        & at(period, last - 1)
-    )
-    last = tf.where(abbreviation, last + 1, last)
+    first, last = _token_cores(index, token, num_tokens, core, period, letter)  # [K]
     first, last = tf.gather(first, token), tf.gather(last, token)  # [M']
     # Leading and trailing punctuation are words of one character; the rest is one word.
     word_start = token_start | (index < first) | (index > last) | (index == first)  # [M']
@@ -166,6 +145,32 @@ def conll_words_in_graph(text):
         by_text(tf.boolean_mask(position, word_start)),
         by_text(word_end),
     )
+
+
+def _token_cores(index, token, num_tokens, core, period, letter):
+    """Each whitespace token's first and last characters that are not punctuation (by their
+    `index` among the batch's characters; no first when all of it is punctuation: then all of
+    it is leading), an abbreviation's final period kept in it. index, token, core [M'];
+    period, letter [M] -> first, last [K]."""
+    first = tf.math.unsorted_segment_min(
+        tf.where(core, index, tf.int64.max), token, num_tokens
+    )  # [K]
+    last = tf.math.unsorted_segment_max(tf.where(core, index, -1), token, num_tokens)  # [K]
+    end = tf.math.unsorted_segment_max(index, token, num_tokens) + 1  # [K]
+
+    def at(flags, i):  # flags[i] [K] for indexes that may fall outside the batch's characters
+        size = tf.size(flags, tf.int64)
+        return (i >= 0) & (i < size) & tf.gather(flags, tf.clip_by_value(i, 0, size - 1))
+
+    # An abbreviation's final period: right after the last letter, itself after an inner ".".
+    abbreviation = (
+        (last + 1 < end)
+        & at(period, last + 1)
+        & at(letter, last)
+        & (last - 1 > first)
+        & at(period, last - 1)
+    )
+    return first, tf.where(abbreviation, last + 1, last)
 
 
 class EntityTagger(tf.Module):
@@ -200,13 +205,7 @@ class EntityTagger(tf.Module):
         Shapes: B = batch, W = words, T = pieces of a text, N = windows of the batch,
         S = max_seq_length, L = labels, E = entities."""
         chars, words, word_start, word_end = conll_words_in_graph(text)  # [B, (W)]
-        word_pieces = self.tokenizer.tokenize(words.flat_values)  # [sum W, (pieces)]
-        # A word that tokenizes to nothing (control characters only) is [UNK], as features.py.
-        empty = tf.cast(word_pieces.row_lengths() == 0, tf.int64)  # [sum W]
-        unk = tf.RaggedTensor.from_row_lengths(
-            tf.fill([tf.reduce_sum(empty)], tf.constant(self.tokenizer.unk_id, tf.int64)), empty
-        )
-        word_pieces = tf.concat([word_pieces, unk], axis=1)
+        word_pieces = self._word_pieces(words.flat_values)  # [sum W, (pieces)]
         doc = tf.RaggedTensor.from_row_lengths(
             word_pieces.flat_values,
             tf.reduce_sum(words.with_flat_values(word_pieces.row_lengths()), axis=1),
@@ -256,6 +255,16 @@ class EntityTagger(tf.Module):
             tf.shape(words.flat_values, out_type=tf.int64),
         )  # [sum W]: each word is labelled in exactly one window
         return self._entities(chars, words, word_start, word_end, word_label)
+
+    def _word_pieces(self, words):
+        """[sum W] words -> [sum W, (pieces)] ids; a word that tokenizes to nothing (control
+        characters only) is [UNK], as features.py."""
+        word_pieces = self.tokenizer.tokenize(words)
+        empty = tf.cast(word_pieces.row_lengths() == 0, tf.int64)  # [sum W]
+        unk = tf.RaggedTensor.from_row_lengths(
+            tf.fill([tf.reduce_sum(empty)], tf.constant(self.tokenizer.unk_id, tf.int64)), empty
+        )
+        return tf.concat([word_pieces, unk], axis=1)
 
     def _entities(self, chars, words, word_start, word_end, word_label) -> dict:
         """The words' labels [sum W] -> the entities of each text, by conlleval's rules."""
