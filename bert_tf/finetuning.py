@@ -30,8 +30,8 @@ import os
 import random
 
 import numpy as np
-import tensorflow as tf
 
+from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
@@ -66,7 +66,7 @@ def _check_output_dir_task(output_dir: str, task: str) -> None:
     """Raises `InputError` when `output_dir` holds a model fine-tuned on another task, which
     this run would resume (or evaluate) as if it were its own, and whose results it would
     overwrite."""
-    found = fine_tuned_task(output_dir) if latest_checkpoint(output_dir) else None
+    found = fine_tuned_task(output_dir) if training_checkpoints(output_dir) else None
     if found and found[0] and found[0] != task:
         raise InputError(
             f"--output_dir={output_dir}: holds a {found[1]} fine-tuned on {found[0]}, not on "
@@ -147,7 +147,7 @@ def _train(task: Task, trainer: Trainer, examples, features, steps: int, warmup:
         options.learning_rate,
     )  # fmt: skip
     dataset = record_dataset(
-        path, task.record_spec(True), options.train_batch_size, True, options.seed
+        path, task.record_schema(True).spec(), options.train_batch_size, True, options.seed
     )
     train(trainer, options, dataset, steps)
 
@@ -172,7 +172,9 @@ def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, featur
             split, len(examples[split]), len(features[split]), trainer.global_step,
         )  # fmt: skip
         path, _ = _records(task, trainer, split, features[split], batch_size)
-        dataset = record_dataset(path, task.record_spec(False), batch_size, is_training=False)
+        dataset = record_dataset(
+            path, task.record_schema(False).spec(), batch_size, is_training=False
+        )
         outputs = predict(trainer, dataset, (*task.output_names, "example_index"), split)
         order = np.argsort(outputs["example_index"], kind="stable")
         predictions = Predictions({k: v[order] for k, v in outputs.items()}, len(features[split]))
@@ -202,18 +204,15 @@ def _records(task: Task, trainer: Trainer, split: str, features, batch_size: int
     count = 0
     if is_chief(trainer.strategy):
         is_training = split == "train"
+        schema = task.record_schema(is_training)
         count = write_records(
             path,
-            (task.serialize(feature, is_training) for feature in features),
-            padding=None if is_training else task.padding(),
+            (schema.encode(task.record_values(feature, is_training)) for feature in features),
+            padding=None if is_training else schema.padding(),
             pad_to_multiple_of=batch_size or 1,
         )
     barrier(trainer.strategy)
     return path, count
-
-
-def latest_checkpoint(output_dir: str) -> str | None:
-    return tf.train.latest_checkpoint(output_dir) if os.path.isdir(output_dir) else None
 
 
 def train_schedule(

@@ -13,6 +13,16 @@ import tensorflow as tf
 RECORD_SHUFFLE_BUFFER = 100
 
 
+def decode_record(record, feature_spec: dict) -> dict:
+    """One record's features (`RecordSchema.spec()`), int64 cast to int32 as the original
+    does (what the model takes; TPUs want int32 too): every pipeline's decoder."""
+    example = tf.io.parse_single_example(record, feature_spec)
+    return {
+        name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
+        for name, value in example.items()
+    }
+
+
 def record_dataset(
     input_file: str,
     feature_spec: dict,
@@ -20,16 +30,12 @@ def record_dataset(
     is_training: bool,
     seed: int | None = None,
 ) -> tf.data.Dataset:
-    """Batches of the parsed features (int64 cast to int32, as the original for TPUs), plus
-    `example_index` [B] int32 when not training. `drop_remainder`: every batch has the same
-    shape (eval/predict files are padded to whole batches)."""
+    """Batches of the parsed features (`decode_record`), plus `example_index` [B] int32 when
+    not training. `drop_remainder`: every batch has the same shape (eval/predict files are
+    padded to whole batches)."""
 
     def decode(record):
-        example = tf.io.parse_single_example(record, feature_spec)
-        return {
-            name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
-            for name, value in example.items()
-        }
+        return decode_record(record, feature_spec)
 
     dataset = tf.data.TFRecordDataset(input_file)
     if is_training:

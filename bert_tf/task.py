@@ -23,6 +23,7 @@ import numpy as np
 
 from bert_tf.config import BertConfig
 from bert_tf.objective import Objective
+from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -107,16 +108,13 @@ class Task:
         """What an epoch counts (the original: the examples)."""
         return len(examples)
 
-    def serialize(self, feature, is_training: bool) -> bytes:
-        """One feature as a tf.train.Example record."""
+    def record_schema(self, is_training: bool) -> RecordSchema:
+        """Its records, declared once: each feature's name, shape and dtype (the driver
+        encodes, pads and parses them by it)."""
         raise NotImplementedError
 
-    def padding(self) -> bytes:
-        """The record that fills the last eval/predict batch (its outputs are dropped)."""
-        raise NotImplementedError
-
-    def record_spec(self, is_training: bool) -> dict:
-        """The records' `tf.io.FixedLenFeature`s by name."""
+    def record_values(self, feature, is_training: bool) -> dict:
+        """One feature's values, by the schema's names."""
         raise NotImplementedError
 
     # Results. ---------------------------------------------------------------------------------

@@ -9,6 +9,8 @@ the bytes against TensorFlow's own writer and parser.
 
 from __future__ import annotations
 
+import dataclasses
+import math
 import mmap
 import os
 import struct
@@ -93,6 +95,51 @@ def encode_example(int64_features: dict[str, Sequence[int]], float_features: dic
         feature = _field(b"\x12", _field(b"\x0a", packed))  # Feature.float_list
         entries.append(_field(b"\x0a", _field(b"\x0a", name.encode()) + _field(b"\x12", feature)))
     return _field(b"\x0a", b"".join(entries))  # Example.features
+
+
+@dataclasses.dataclass(frozen=True)
+class RecordSchema:
+    """A kind of record, declared once: each feature's name -> (shape, dtype: "int64" or
+    "float32"), in the order they are written. Encoding a record, the padding record and the
+    parsing spec all follow from it.
+
+        schema = RecordSchema({"input_ids": ((128,), "int64"), "label_ids": ((), "int64")})
+        schema.encode({"input_ids": ids, "label_ids": 1})
+    """
+
+    features: dict[str, tuple[tuple[int, ...], str]]
+
+    def encode(self, values: dict) -> bytes:
+        """The tf.train.Example of `values` (name -> a number, or nested lists of `shape`)."""
+        ints, floats = {}, {}
+        for name, (shape, dtype) in self.features.items():
+            value = values[name]
+            if not shape:
+                value = [value]
+            elif len(shape) > 1:
+                value = [item for row in value for item in row]  # row-major, as parsing reads
+            if dtype == "float32":
+                floats[name] = value
+            else:
+                ints[name] = [int(item) for item in value] if not shape else value
+        return encode_example(ints, floats)
+
+    def padding(self) -> bytes:
+        """The all-zero record that fills the last eval/predict batch (not a real example)."""
+        return encode_example(
+            {n: [0] * math.prod(s) for n, (s, dtype) in self.features.items() if dtype == "int64"},
+            {n: [0.0] * math.prod(s) for n, (s, d) in self.features.items() if d == "float32"},
+        )
+
+    def spec(self) -> dict:
+        """The `tf.io.FixedLenFeature` of each feature, to parse the records back."""
+        import tensorflow as tf  # only to read records: writing them needs no TensorFlow
+
+        dtypes = {"int64": tf.int64, "float32": tf.float32}
+        return {
+            name: tf.io.FixedLenFeature(list(shape), dtypes[dtype])
+            for name, (shape, dtype) in self.features.items()
+        }
 
 
 class TFRecordWriter:

@@ -66,18 +66,25 @@ def is_max_context(spans: Sequence[DocSpan], span_index: int, position: int) -> 
     return best_index == span_index
 
 
-def graph_doc_spans(doc_length, max_tokens_for_doc: int, doc_stride: int) -> dict:
-    """`doc_spans` of every document at once: doc_length [B] int64 -> the
-    windows of the batch, N in all, document by document: `example`, `index` (k-th of its
-    document), `start`, `length` [N] int64 and `num_windows` [B] (0 for an empty document)."""
+def graph_doc_spans(
+    doc_length, max_tokens_for_doc, doc_stride: int, at_least_one: bool = False
+) -> dict:
+    """`doc_spans` of every document at once: doc_length [B] int64 and the room for tokens
+    (one number, or [B] int64: SQuAD's depends on each question) -> the windows of the batch,
+    N in all, document by document: `example`, `index` (k-th of its document), `start`,
+    `length` [N] int64 and `num_windows` [B]. An empty document has no window, or with
+    `at_least_one` one of length 0 (a SavedModel then still runs the model on it)."""
+    room = tf.cast(max_tokens_for_doc, tf.int64) * tf.ones_like(doc_length)  # [B]
     # Every window but the last is as long as the room allows, so they start `stride` apart.
-    stride = min(max_tokens_for_doc, doc_stride)
-    extra = tf.maximum(doc_length - max_tokens_for_doc, 0)
-    num_windows = tf.where(doc_length > 0, 1 + (extra + stride - 1) // stride, 0)  # [B]
+    stride = tf.minimum(room, doc_stride)
+    extra = tf.maximum(doc_length - room, 0)
+    num_windows = 1 + (extra + stride - 1) // stride  # [B]
+    if not at_least_one:
+        num_windows = tf.where(doc_length > 0, num_windows, 0)
     example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)), num_windows)  # [N]
     index = tf.ragged.range(num_windows).flat_values  # [N]
-    start = index * stride
-    length = tf.minimum(tf.gather(doc_length, example) - start, max_tokens_for_doc)
+    start = index * tf.gather(stride, example)
+    length = tf.minimum(tf.gather(doc_length, example) - start, tf.gather(room, example))
     return {
         "example": example,
         "index": index,

@@ -12,9 +12,8 @@ from bert_tf.classification import metrics
 from bert_tf.classification.features import (
     convert_examples_to_features,
     convert_single_example,
-    feature_spec,
-    padding_features,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.classification.processors import PROCESSORS, InputExample, get_processor
 from bert_tf.errors import InputError
@@ -277,10 +276,11 @@ def test_eval_records_are_padded_to_whole_batches_with_not_real_examples(tokeniz
     examples = [InputExample(str(i), "hello world", label="0") for i in range(5)]
     features = convert_examples_to_features(examples, ["0", "1"], 8, tokenizer)
     path = str(tmp_path / "eval.tf_record")
-    padding = serialize_features(padding_features(8))
-    count = write_records(path, map(serialize_features, features), padding, pad_to_multiple_of=4)
+    schema = record_schema(8)
+    records = (schema.encode(record_values(f)) for f in features)
+    count = write_records(path, records, schema.padding(), pad_to_multiple_of=4)
     assert count == 5
-    (batch, second) = list(record_dataset(path, feature_spec(8), 4, is_training=False))
+    (batch, second) = list(record_dataset(path, schema.spec(), 4, is_training=False))
     assert batch["input_ids"].dtype == tf.int32 and batch["input_ids"].shape == (4, 8)
     assert second["is_real_example"].numpy().tolist() == [1, 0, 0, 0]
     assert second["example_index"].numpy().tolist() == [4, 5, 6, 7]
@@ -291,7 +291,7 @@ def test_tf_records_have_the_originals_features(tokenizer, tmp_path):
         [InputExample("0", "hi", label="1")], ["0", "1"], 6, tokenizer
     )  # noqa: E501
     path = str(tmp_path / "train.tf_record")
-    write_records(path, map(serialize_features, features))
+    write_records(path, (record_schema(6).encode(record_values(f)) for f in features))
     record = next(iter(tf.data.TFRecordDataset(path))).numpy()
     parsed = tf.train.Example.FromString(record).features.feature
     assert sorted(parsed) == [

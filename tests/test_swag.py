@@ -27,9 +27,8 @@ from bert_tf.swag.data import SwagExample, get_examples, read_swag_examples
 from bert_tf.swag.features import (
     convert_examples_to_features,
     convert_single_example,
-    feature_spec,
-    padding_features,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.swag.objective import MultipleChoice
 from bert_tf.tfrecord import write_records
@@ -168,10 +167,11 @@ def test_records_read_back_as_4_sequences_per_example_padded_to_whole_batches(to
         for i in range(3)
     ]
     path = str(tmp_path / "eval.tf_record")
-    records = map(serialize_features, convert_examples_to_features(examples, 16, tokenizer))
-    padding = serialize_features(padding_features(16))
-    assert write_records(path, records, padding, pad_to_multiple_of=2) == 3
-    batches = list(record_dataset(path, feature_spec(16), batch_size=2, is_training=False))
+    schema = record_schema(16)
+    features = convert_examples_to_features(examples, 16, tokenizer)
+    records = (schema.encode(record_values(f)) for f in features)
+    assert write_records(path, records, schema.padding(), pad_to_multiple_of=2) == 3
+    batches = list(record_dataset(path, schema.spec(), batch_size=2, is_training=False))
     assert len(batches) == 2  # 3 examples + 1 padding
     first = batches[0]
     assert first["input_ids"].shape == (2, 4, 16) and first["input_ids"].dtype == tf.int32

@@ -16,7 +16,7 @@ from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.runtime import EvalOptions
 from bert_tf.task import Task
 from bert_tf.task_options import FineTuningOptions
-from bert_tf.tfrecord import encode_example
+from bert_tf.tfrecord import RecordSchema
 
 WORDS = ["the", "man", "saw", "a", "house", "near", "river", "today", "with", "his", "car"]
 PETS = ["cat", "dog"]
@@ -54,33 +54,21 @@ class Pets(Task):
             features.append((*pad_inputs(ids, segment_ids, 16), label))
         return features
 
-    def serialize(self, feature, is_training):
+    def record_schema(self, is_training):
+        seq = ((16,), "int64")
+        return RecordSchema(
+            {"input_ids": seq, "input_mask": seq, "segment_ids": seq}
+            | {"label_ids": ((), "int64"), "is_real_example": ((), "int64")}
+        )
+
+    def record_values(self, feature, is_training):
         input_ids, input_mask, segment_ids, label = feature
-        return encode_example(
-            {
-                "input_ids": input_ids,
-                "input_mask": input_mask,
-                "segment_ids": segment_ids,
-                "label_ids": [label],
-                "is_real_example": [1],
-            },
-            {},
-        )
-
-    def padding(self):
-        return encode_example(
-            {name: [0] * 16 for name in ("input_ids", "input_mask", "segment_ids")}
-            | {"label_ids": [0], "is_real_example": [0]},
-            {},
-        )
-
-    def record_spec(self, is_training):
-        spec = {
-            name: tf.io.FixedLenFeature([16], tf.int64)
-            for name in ("input_ids", "input_mask", "segment_ids")
-        }
-        return spec | {
-            name: tf.io.FixedLenFeature([], tf.int64) for name in ("label_ids", "is_real_example")
+        return {
+            "input_ids": input_ids,
+            "input_mask": input_mask,
+            "segment_ids": segment_ids,
+            "label_ids": label,
+            "is_real_example": 1,
         }
 
     def evaluate(self, split, examples, features, predictions):
@@ -120,7 +108,6 @@ def test_a_task_of_hooks_alone_trains_evaluates_and_writes_its_results(tmp_path)
 
 
 def test_every_summary_writer_a_run_opens_is_closed(tmp_path, monkeypatch):
-    import tensorflow as tf
 
     opened, closed = [], []
     create = tf.summary.create_file_writer

@@ -7,11 +7,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 
-import tensorflow as tf
-
 from bert_tf.classification.processors import InputExample
 from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.tfrecord import encode_example
+from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -22,12 +20,6 @@ class InputFeatures:
     segment_ids: list[int]  # [max_seq_length]
     label_id: int | float  # the label's index in the task's labels; the score for regression
     is_real_example: bool = True  # False: padding to fill the last batch (its outputs dropped)
-
-
-def padding_features(max_seq_length: int, regression: bool = False) -> InputFeatures:
-    """The original's PaddingInputExample: all zeros, not a real example."""
-    zeros = [0] * max_seq_length
-    return InputFeatures(zeros, zeros, zeros, 0.0 if regression else 0, is_real_example=False)
 
 
 def convert_single_example(
@@ -63,28 +55,26 @@ def convert_examples_to_features(
         yield convert_single_example(example, label_list, max_seq_length, tokenizer)
 
 
-def serialize_features(features: InputFeatures) -> bytes:
-    ints = {
+def record_schema(max_seq_length: int, regression: bool = False) -> RecordSchema:
+    """The original's records: input_ids, input_mask, segment_ids [S], label_ids (a float for
+    regression) and is_real_example."""
+    seq = (max_seq_length,)
+    return RecordSchema(
+        {
+            "input_ids": (seq, "int64"),
+            "input_mask": (seq, "int64"),
+            "segment_ids": (seq, "int64"),
+            "label_ids": ((), "float32" if regression else "int64"),
+            "is_real_example": ((), "int64"),
+        }
+    )
+
+
+def record_values(features: InputFeatures) -> dict:
+    return {
         "input_ids": features.input_ids,
         "input_mask": features.input_mask,
         "segment_ids": features.segment_ids,
-    }
-    floats = {}
-    if isinstance(features.label_id, float):
-        floats["label_ids"] = [features.label_id]
-    else:
-        ints["label_ids"] = [features.label_id]
-    ints["is_real_example"] = [int(features.is_real_example)]
-    return encode_example(ints, floats)
-
-
-def feature_spec(max_seq_length: int, regression: bool = False) -> dict:
-    """The records' features: input_ids, input_mask, segment_ids [S], label_ids (a float for
-    regression) and is_real_example."""
-    return {
-        "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.float32 if regression else tf.int64),
-        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+        "label_ids": features.label_id,
+        "is_real_example": features.is_real_example,
     }

@@ -12,9 +12,8 @@ from __future__ import annotations
 
 from bert_tf.classification.features import (
     convert_examples_to_features,
-    feature_spec,
-    padding_features,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.classification.objective import Classification
 from bert_tf.classification.options import ClassifierOptions
@@ -26,6 +25,7 @@ from bert_tf.errors import InputError
 from bert_tf.finetuning import run_task
 from bert_tf.model_dir import LABELS_FILE
 from bert_tf.task import Predictions, Task
+from bert_tf.tfrecord import RecordSchema
 
 
 class GlueTask(Task):
@@ -85,16 +85,11 @@ class GlueTask(Task):
             examples, self.labels, self.options.max_seq_length, tokenizer
         )
 
-    def serialize(self, feature, is_training: bool) -> bytes:
-        return serialize_features(feature)
+    def record_schema(self, is_training: bool) -> RecordSchema:
+        return record_schema(self.options.max_seq_length, self.processor.is_regression)
 
-    def padding(self) -> bytes:
-        return serialize_features(
-            padding_features(self.options.max_seq_length, self.processor.is_regression)
-        )
-
-    def record_spec(self, is_training: bool) -> dict:
-        return feature_spec(self.options.max_seq_length, self.processor.is_regression)
+    def record_values(self, feature, is_training: bool) -> dict:
+        return record_values(feature)
 
     def output_files(self, split: str) -> list[str]:
         return prediction_files(self.processor, split) if split.startswith("test") else []

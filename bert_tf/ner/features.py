@@ -18,10 +18,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
-import tensorflow as tf
-
 from bert_tf.ner.data import Document
-from bert_tf.tfrecord import encode_example
+from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import doc_spans, is_max_context
 
@@ -106,15 +104,10 @@ def _windows(pieces, word_start, words, tags, label_id, tokenizer, max_seq_lengt
 RECORD_NAMES = ("input_ids", "input_mask", "segment_ids", "label_ids", "label_mask")
 
 
-def serialize_features(feature: InputFeatures) -> bytes:
-    return encode_example({name: getattr(feature, name) for name in RECORD_NAMES}, {})
-
-
-def padding_record(max_seq_length: int) -> bytes:
-    """An all-zero window: nothing labelled."""
-    return encode_example({name: [0] * max_seq_length for name in RECORD_NAMES}, {})
-
-
-def feature_spec(max_seq_length: int) -> dict:
+def record_schema(max_seq_length: int) -> RecordSchema:
     """The records' features: `RECORD_NAMES`, [S] each."""
-    return {name: tf.io.FixedLenFeature([max_seq_length], tf.int64) for name in RECORD_NAMES}
+    return RecordSchema({name: ((max_seq_length,), "int64") for name in RECORD_NAMES})
+
+
+def record_values(feature: InputFeatures) -> dict:
+    return {name: getattr(feature, name) for name in RECORD_NAMES}

@@ -28,13 +28,13 @@ from bert_tf.ner.data import (
 )
 from bert_tf.ner.features import (
     convert_documents_to_features,
-    feature_spec,
-    padding_record,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.ner.objective import TokenClassification
 from bert_tf.ner.options import NerOptions
 from bert_tf.task import Predictions, Task
+from bert_tf.tfrecord import RecordSchema
 
 
 class NerTask(Task):
@@ -86,14 +86,11 @@ class NerTask(Task):
     def training_instances(self, examples, features) -> int:
         return len(features)  # an epoch is every window once
 
-    def serialize(self, feature, is_training: bool) -> bytes:
-        return serialize_features(feature)
+    def record_schema(self, is_training: bool) -> RecordSchema:
+        return record_schema(self.options.max_seq_length)
 
-    def padding(self) -> bytes:
-        return padding_record(self.options.max_seq_length)
-
-    def record_spec(self, is_training: bool) -> dict:
-        return feature_spec(self.options.max_seq_length)
+    def record_values(self, feature, is_training: bool) -> dict:
+        return record_values(feature)
 
     def output_files(self, split: str) -> list[str]:
         return results.output_files(split)

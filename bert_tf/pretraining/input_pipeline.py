@@ -13,7 +13,7 @@ import contextlib
 import tensorflow as tf
 
 from bert_tf.errors import InputError, first_line
-from bert_tf.input_pipeline import RECORD_SHUFFLE_BUFFER
+from bert_tf.input_pipeline import RECORD_SHUFFLE_BUFFER, decode_record
 from bert_tf.pretraining.dataset import feature_spec
 from bert_tf.tfrecord import count_complete_records
 
@@ -117,16 +117,6 @@ def _check_token_ids(records, path, flag, vocab_size, bert_config_file) -> None:
         )
 
 
-def _decode(record, max_seq_length: int, max_predictions_per_seq: int) -> dict:
-    example = tf.io.parse_single_example(
-        record, feature_spec(max_seq_length, max_predictions_per_seq)
-    )
-    return {
-        name: tf.cast(value, tf.int32) if value.dtype == tf.int64 else value
-        for name, value in example.items()
-    }
-
-
 def pretraining_dataset(
     input_files: list[str],
     batch_size: int,
@@ -155,8 +145,8 @@ def pretraining_dataset(
         dataset = dataset.shuffle(RECORD_SHUFFLE_BUFFER, seed=seed).skip(skip_records)
     else:
         dataset = tf.data.TFRecordDataset(input_files)
+    spec = feature_spec(max_seq_length, max_predictions_per_seq)
     dataset = dataset.map(
-        lambda record: _decode(record, max_seq_length, max_predictions_per_seq),
-        num_parallel_calls=tf.data.AUTOTUNE,
+        lambda record: decode_record(record, spec), num_parallel_calls=tf.data.AUTOTUNE
     )
     return dataset.batch(batch_size, drop_remainder=True).prefetch(tf.data.AUTOTUNE)

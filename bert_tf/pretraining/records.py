@@ -12,7 +12,7 @@ import numpy as np
 
 from bert_tf.fileio import atomic_open
 from bert_tf.pretraining.instances import TrainingInstance
-from bert_tf.tfrecord import TFRecordWriter, encode_example
+from bert_tf.tfrecord import RecordSchema, TFRecordWriter
 
 
 def instance_features(
@@ -47,14 +47,30 @@ def instance_features(
     }
 
 
+def record_schema(max_seq_length: int, max_predictions_per_seq: int) -> RecordSchema:
+    """The original's pre-training record: its seven features, in the order it writes them."""
+    seq, predictions = (max_seq_length,), (max_predictions_per_seq,)
+    return RecordSchema(
+        {
+            "input_ids": (seq, "int64"),
+            "input_mask": (seq, "int64"),
+            "segment_ids": (seq, "int64"),
+            "masked_lm_positions": (predictions, "int64"),
+            "masked_lm_ids": (predictions, "int64"),
+            "masked_lm_weights": (predictions, "float32"),
+            "next_sentence_labels": ((1,), "int64"),
+        }
+    )
+
+
 def serialize_instance(
     instance: TrainingInstance, max_seq_length: int, max_predictions_per_seq: int
 ) -> bytes:
     """The serialized tf.train.Example of one instance."""
     features = instance_features(instance, max_seq_length, max_predictions_per_seq)
-    weights = features.pop("masked_lm_weights")
-    ints = {name: values.tolist() for name, values in features.items()}
-    return encode_example(ints, {"masked_lm_weights": weights})
+    values = {name: value.tolist() for name, value in features.items()}
+    values["masked_lm_weights"] = features["masked_lm_weights"]  # packed as float32 as it is
+    return record_schema(max_seq_length, max_predictions_per_seq).encode(values)
 
 
 def write_instances(

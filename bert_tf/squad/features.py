@@ -15,10 +15,8 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
-import tensorflow as tf
-
 from bert_tf.squad.data import SquadExample
-from bert_tf.tfrecord import encode_example
+from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import DocSpan, doc_spans, is_max_context
 
@@ -157,37 +155,29 @@ def _positions_in_window(tok_start: int, tok_end: int, span: DocSpan, query_leng
     return tok_start + offset, tok_end + offset
 
 
-def serialize_features(feature: InputFeatures, is_training: bool) -> bytes:
-    ints = {
-        "unique_ids": [feature.unique_id],
-        "input_ids": feature.input_ids,
-        "input_mask": feature.input_mask,
-        "segment_ids": feature.segment_ids,
-    }
-    if is_training:
-        ints["start_positions"] = [feature.start_position]
-        ints["end_positions"] = [feature.end_position]
-        ints["is_impossible"] = [int(feature.is_impossible)]
-    return encode_example(ints, {})
-
-
-def feature_spec(max_seq_length: int, is_training: bool) -> dict:
-    """The records' features, the original's names: unique_ids, input_ids, input_mask,
-    segment_ids, and for training start_positions, end_positions, is_impossible."""
-    spec = {
-        "unique_ids": tf.io.FixedLenFeature([], tf.int64),
-        "input_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "input_mask": tf.io.FixedLenFeature([max_seq_length], tf.int64),
-        "segment_ids": tf.io.FixedLenFeature([max_seq_length], tf.int64),
+def record_schema(max_seq_length: int, is_training: bool) -> RecordSchema:
+    """The original's records: unique_ids, input_ids, input_mask, segment_ids, and for
+    training start_positions, end_positions, is_impossible."""
+    seq = (max_seq_length,)
+    features = {
+        "unique_ids": ((), "int64"),
+        "input_ids": (seq, "int64"),
+        "input_mask": (seq, "int64"),
+        "segment_ids": (seq, "int64"),
     }
     if is_training:
         for name in ("start_positions", "end_positions", "is_impossible"):
-            spec[name] = tf.io.FixedLenFeature([], tf.int64)
-    return spec
+            features[name] = ((), "int64")
+    return RecordSchema(features)
 
 
-def padding_record(max_seq_length: int) -> bytes:
-    """An all-zero prediction record, unique_id 0 (no window has it)."""
-    zeros = [0] * max_seq_length
-    ints = {"unique_ids": [0], "input_ids": zeros, "input_mask": zeros, "segment_ids": zeros}
-    return encode_example(ints, {})
+def record_values(feature: InputFeatures) -> dict:
+    return {
+        "unique_ids": feature.unique_id,
+        "input_ids": feature.input_ids,
+        "input_mask": feature.input_mask,
+        "segment_ids": feature.segment_ids,
+        "start_positions": feature.start_position,
+        "end_positions": feature.end_position,
+        "is_impossible": feature.is_impossible,
+    }

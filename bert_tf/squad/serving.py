@@ -28,7 +28,7 @@ import tensorflow_text as tf_text
 
 from bert_tf.serving import export_model
 from bert_tf.text_graph import InGraphTokenizer
-from bert_tf.windows import graph_is_max_context
+from bert_tf.windows import graph_doc_spans, graph_is_max_context
 
 # As data.is_whitespace: where the original splits a context into words.
 _CONTEXT_WHITESPACE = r"[ \t\r\n\x{202F}]+"
@@ -128,23 +128,13 @@ class QuestionAnswerer(tf.Module):
         `example`, `index` (k-th of its example), `start`, `length`, `offset` (where the
         window begins in its features: after `[CLS] question [SEP]`), `first_piece` (in
         doc.flat_values) [N] and `num_windows` [B]."""
-        doc_length = doc.row_lengths()  # [B]
-        room = self.seq_length - query_length - 3
-        stride = tf.minimum(room, self.doc_stride)
-        extra = tf.maximum(doc_length - room, 0)
-        num_windows = 1 + (extra + stride - 1) // stride  # [B]
-        example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)), num_windows)  # [N]
-        index = tf.ragged.range(num_windows).flat_values  # [N]
-        start = index * tf.gather(stride, example)  # [N]
-        length = tf.minimum(tf.gather(doc_length, example) - start, tf.gather(room, example))
+        room = self.seq_length - query_length - 3  # [B]: [CLS] question [SEP] window [SEP]
+        windows = graph_doc_spans(doc.row_lengths(), room, self.doc_stride, at_least_one=True)
+        example = windows["example"]
         return {
-            "example": example,
-            "index": index,
-            "start": start,
-            "length": length,
+            **windows,
             "offset": tf.gather(query_length, example) + 2,
-            "first_piece": tf.gather(doc.row_starts(), example) + start,
-            "num_windows": num_windows,
+            "first_piece": tf.gather(doc.row_starts(), example) + windows["start"],
         }
 
     def _best_span(self, start_logits, end_logits, windows: dict):

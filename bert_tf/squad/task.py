@@ -22,9 +22,8 @@ from bert_tf.squad.data import (
 )
 from bert_tf.squad.features import (
     convert_examples_to_features,
-    feature_spec,
-    padding_record,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.squad.objective import SpanExtraction
 from bert_tf.squad.options import SquadOptions
@@ -37,6 +36,7 @@ from bert_tf.squad.postprocess import (
     write_predictions,
 )
 from bert_tf.task import Predictions, Task
+from bert_tf.tfrecord import RecordSchema
 
 # What the exported model needs of the options to featurize and post-process as the run did.
 EXPORT_SETTINGS = (
@@ -97,14 +97,11 @@ class SquadTask(Task):
             is_training=split == "train",
         )
 
-    def serialize(self, feature, is_training: bool) -> bytes:
-        return serialize_features(feature, is_training)
+    def record_schema(self, is_training: bool) -> RecordSchema:
+        return record_schema(self.options.max_seq_length, is_training)
 
-    def padding(self) -> bytes:
-        return padding_record(self.options.max_seq_length)
-
-    def record_spec(self, is_training: bool) -> dict:
-        return feature_spec(self.options.max_seq_length, is_training)
+    def record_values(self, feature, is_training: bool) -> dict:
+        return record_values(feature)
 
     def output_files(self, split: str) -> list[str]:
         return [PREDICTIONS_FILE, NBEST_FILE, NULL_ODDS_FILE]

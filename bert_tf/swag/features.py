@@ -8,11 +8,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 
-import tensorflow as tf
-
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.swag.data import NUM_CHOICES, SwagExample
-from bert_tf.tfrecord import encode_example
+from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -23,12 +21,6 @@ class SwagFeatures:
     segment_ids: list[list[int]]  # [NUM_CHOICES, max_seq_length]
     label_id: int  # the index of the right ending (0 for test examples)
     is_real_example: bool = True  # False: padding to fill the last batch (its outputs dropped)
-
-
-def padding_features(max_seq_length: int) -> SwagFeatures:
-    """All zeros, not a real example (the original classifier's PaddingInputExample)."""
-    zeros = [[0] * max_seq_length for _ in range(NUM_CHOICES)]
-    return SwagFeatures(zeros, zeros, zeros, 0, is_real_example=False)
 
 
 def convert_single_example(
@@ -58,26 +50,26 @@ def convert_examples_to_features(
         yield convert_single_example(example, max_seq_length, tokenizer)
 
 
-def serialize_features(features: SwagFeatures) -> bytes:
-    # [NUM_CHOICES, S] flattened row-major; `feature_spec` reads it back as [NUM_CHOICES, S].
-    return encode_example(
+def record_schema(max_seq_length: int) -> RecordSchema:
+    """Each choice's input_ids, input_mask, segment_ids [NUM_CHOICES, S] (written row-major),
+    label_ids and is_real_example."""
+    choices = (NUM_CHOICES, max_seq_length)
+    return RecordSchema(
         {
-            "input_ids": [i for ids in features.input_ids for i in ids],
-            "input_mask": [m for mask in features.input_mask for m in mask],
-            "segment_ids": [s for segments in features.segment_ids for s in segments],
-            "label_ids": [features.label_id],
-            "is_real_example": [int(features.is_real_example)],
-        },
-        {},
+            "input_ids": (choices, "int64"),
+            "input_mask": (choices, "int64"),
+            "segment_ids": (choices, "int64"),
+            "label_ids": ((), "int64"),
+            "is_real_example": ((), "int64"),
+        }
     )
 
 
-def feature_spec(max_seq_length: int) -> dict:
-    shape = [NUM_CHOICES, max_seq_length]
+def record_values(features: SwagFeatures) -> dict:
     return {
-        "input_ids": tf.io.FixedLenFeature(shape, tf.int64),
-        "input_mask": tf.io.FixedLenFeature(shape, tf.int64),
-        "segment_ids": tf.io.FixedLenFeature(shape, tf.int64),
-        "label_ids": tf.io.FixedLenFeature([], tf.int64),
-        "is_real_example": tf.io.FixedLenFeature([], tf.int64),
+        "input_ids": features.input_ids,
+        "input_mask": features.input_mask,
+        "segment_ids": features.segment_ids,
+        "label_ids": features.label_id,
+        "is_real_example": features.is_real_example,
     }

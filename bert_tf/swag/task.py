@@ -24,13 +24,13 @@ from bert_tf.finetuning import run_task
 from bert_tf.swag.data import SwagExample, get_examples
 from bert_tf.swag.features import (
     convert_examples_to_features,
-    feature_spec,
-    padding_features,
-    serialize_features,
+    record_schema,
+    record_values,
 )
 from bert_tf.swag.objective import MultipleChoice
 from bert_tf.swag.options import SwagOptions
 from bert_tf.task import Predictions, Task
+from bert_tf.tfrecord import RecordSchema
 
 logger = logging.getLogger(__name__)
 
@@ -56,14 +56,11 @@ class SwagTask(Task):
     def features(self, examples, split, tokenizer):
         return convert_examples_to_features(examples, self.options.max_seq_length, tokenizer)
 
-    def serialize(self, feature, is_training: bool) -> bytes:
-        return serialize_features(feature)
+    def record_schema(self, is_training: bool) -> RecordSchema:
+        return record_schema(self.options.max_seq_length)
 
-    def padding(self) -> bytes:
-        return serialize_features(padding_features(self.options.max_seq_length))
-
-    def record_spec(self, is_training: bool) -> dict:
-        return feature_spec(self.options.max_seq_length)
+    def record_values(self, feature, is_training: bool) -> dict:
+        return record_values(feature)
 
     def output_files(self, split: str) -> list[str]:
         return ["test_results.tsv", PREDICTIONS_FILE] if split == "test" else []
