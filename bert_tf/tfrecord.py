@@ -97,6 +97,15 @@ def encode_example(int64_features: dict[str, Sequence[int]], float_features: dic
     return _field(b"\x0a", b"".join(entries))  # Example.features
 
 
+# The model inputs every task's records hold, in the order the original writes them.
+MODEL_INPUTS = ("input_ids", "input_mask", "segment_ids")
+
+
+def int64_features(names, shape: tuple[int, ...]) -> dict[str, tuple[tuple[int, ...], str]]:
+    """A `RecordSchema`'s entries for int64 features of one shape."""
+    return {name: (tuple(shape), "int64") for name in names}
+
+
 @dataclasses.dataclass(frozen=True)
 class RecordSchema:
     """A kind of record, declared once: each feature's name -> (shape, dtype: "int64" or

@@ -9,7 +9,7 @@ from collections.abc import Iterable, Iterator, Sequence
 
 from bert_tf.classification.processors import InputExample
 from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.tfrecord import RecordSchema
+from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -58,12 +58,9 @@ def convert_examples_to_features(
 def record_schema(max_seq_length: int, regression: bool = False) -> RecordSchema:
     """The original's records: input_ids, input_mask, segment_ids [S], label_ids (a float for
     regression) and is_real_example."""
-    seq = (max_seq_length,)
     return RecordSchema(
         {
-            "input_ids": (seq, "int64"),
-            "input_mask": (seq, "int64"),
-            "segment_ids": (seq, "int64"),
+            **int64_features(MODEL_INPUTS, (max_seq_length,)),
             "label_ids": ((), "float32" if regression else "int64"),
             "is_real_example": ((), "int64"),
         }
@@ -72,9 +69,7 @@ def record_schema(max_seq_length: int, regression: bool = False) -> RecordSchema
 
 def record_values(features: InputFeatures) -> dict:
     return {
-        "input_ids": features.input_ids,
-        "input_mask": features.input_mask,
-        "segment_ids": features.segment_ids,
+        **{name: getattr(features, name) for name in MODEL_INPUTS},
         "label_ids": features.label_id,
         "is_real_example": features.is_real_example,
     }

@@ -9,7 +9,7 @@ from bert_tf.config import BertConfig
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel, encoder_graph
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -37,9 +37,7 @@ class BertClassifier(BertTaskModel):
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        encoder = encoder or BertEncoder(config)
-        inputs = dict(encoder.input)
-        outputs = dict(encoder(inputs))
+        encoder, inputs, outputs = encoder_graph(config, encoder)
         summary = outputs["pooled_output"]  # [B, H]
         if bilstm_units:
             summary = bilstm(

@@ -12,7 +12,7 @@ from bert_tf.config import BertConfig
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-from bert_tf.modeling.task_model import BertTaskModel
+from bert_tf.modeling.task_model import BertTaskModel, encoder_graph
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -39,9 +39,7 @@ class BertSpanLabeler(BertTaskModel):
         encoder: BertEncoder | None = None,
         **kwargs,
     ) -> None:
-        encoder = encoder or BertEncoder(config)
-        inputs = dict(encoder.input)
-        outputs = dict(encoder(inputs))
+        encoder, inputs, outputs = encoder_graph(config, encoder)
         hidden = outputs["sequence_output"]  # [B, S, H]
         if bilstm_units:
             hidden = bilstm(hidden, inputs["input_mask"], bilstm_units)  # [B, S, 2 * units]

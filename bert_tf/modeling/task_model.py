@@ -31,3 +31,11 @@ class BertTaskModel(ConfigModel):
     @property
     def head(self) -> ClassifierHead:
         return next(layer for layer in self.layers if isinstance(layer, ClassifierHead))
+
+
+def encoder_graph(config: BertConfig, encoder: BertEncoder | None = None):
+    """What a task model is built on: the encoder (a new one, or `encoder` with its weights
+    shared), its symbolic inputs and its outputs (dicts)."""
+    encoder = encoder or BertEncoder(config)
+    inputs = dict(encoder.input)
+    return encoder, inputs, dict(encoder(inputs))

@@ -19,7 +19,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from bert_tf.ner.data import Document
-from bert_tf.tfrecord import RecordSchema
+from bert_tf.tfrecord import RecordSchema, int64_features
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import doc_spans, is_max_context
 
@@ -106,7 +106,7 @@ RECORD_NAMES = ("input_ids", "input_mask", "segment_ids", "label_ids", "label_ma
 
 def record_schema(max_seq_length: int) -> RecordSchema:
     """The records' features: `RECORD_NAMES`, [S] each."""
-    return RecordSchema({name: ((max_seq_length,), "int64") for name in RECORD_NAMES})
+    return RecordSchema(int64_features(RECORD_NAMES, (max_seq_length,)))
 
 
 def record_values(feature: InputFeatures) -> dict:

@@ -16,7 +16,7 @@ import dataclasses
 from collections.abc import Iterator, Sequence
 
 from bert_tf.squad.data import SquadExample
-from bert_tf.tfrecord import RecordSchema
+from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
 from bert_tf.tokenization import FullTokenizer
 from bert_tf.windows import DocSpan, doc_spans, is_max_context
 
@@ -158,25 +158,19 @@ def _positions_in_window(tok_start: int, tok_end: int, span: DocSpan, query_leng
 def record_schema(max_seq_length: int, is_training: bool) -> RecordSchema:
     """The original's records: unique_ids, input_ids, input_mask, segment_ids, and for
     training start_positions, end_positions, is_impossible."""
-    seq = (max_seq_length,)
     features = {
-        "unique_ids": ((), "int64"),
-        "input_ids": (seq, "int64"),
-        "input_mask": (seq, "int64"),
-        "segment_ids": (seq, "int64"),
+        **int64_features(("unique_ids",), ()),
+        **int64_features(MODEL_INPUTS, (max_seq_length,)),
     }
     if is_training:
-        for name in ("start_positions", "end_positions", "is_impossible"):
-            features[name] = ((), "int64")
+        features.update(int64_features(("start_positions", "end_positions", "is_impossible"), ()))
     return RecordSchema(features)
 
 
 def record_values(feature: InputFeatures) -> dict:
     return {
         "unique_ids": feature.unique_id,
-        "input_ids": feature.input_ids,
-        "input_mask": feature.input_mask,
-        "segment_ids": feature.segment_ids,
+        **{name: getattr(feature, name) for name in MODEL_INPUTS},
         "start_positions": feature.start_position,
         "end_positions": feature.end_position,
         "is_impossible": feature.is_impossible,

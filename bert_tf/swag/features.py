@@ -10,7 +10,7 @@ from collections.abc import Iterable, Iterator
 
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.swag.data import NUM_CHOICES, SwagExample
-from bert_tf.tfrecord import RecordSchema
+from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
 from bert_tf.tokenization import FullTokenizer
 
 
@@ -53,23 +53,17 @@ def convert_examples_to_features(
 def record_schema(max_seq_length: int) -> RecordSchema:
     """Each choice's input_ids, input_mask, segment_ids [NUM_CHOICES, S] (written row-major),
     label_ids and is_real_example."""
-    choices = (NUM_CHOICES, max_seq_length)
     return RecordSchema(
         {
-            "input_ids": (choices, "int64"),
-            "input_mask": (choices, "int64"),
-            "segment_ids": (choices, "int64"),
-            "label_ids": ((), "int64"),
-            "is_real_example": ((), "int64"),
+            **int64_features(MODEL_INPUTS, (NUM_CHOICES, max_seq_length)),
+            **int64_features(("label_ids", "is_real_example"), ()),
         }
     )
 
 
 def record_values(features: SwagFeatures) -> dict:
     return {
-        "input_ids": features.input_ids,
-        "input_mask": features.input_mask,
-        "segment_ids": features.segment_ids,
+        **{name: getattr(features, name) for name in MODEL_INPUTS},
         "label_ids": features.label_id,
         "is_real_example": features.is_real_example,
     }
