@@ -20,14 +20,22 @@ import json
 import os
 import re
 
-import matplotlib
-import matplotlib.ticker
+from bert_tf import cli
+from bert_tf.errors import InputError
+from bert_tf.options import Options, check_options, option, options
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
 
-from bert_tf import cli  # noqa: E402
-from bert_tf.options import Options, check_options, option, options  # noqa: E402
+def _pyplot():
+    """matplotlib's pyplot, drawing to files (matplotlib is not among bert_tf's dependencies:
+    the figures are an extra, and --help works without it)."""
+    try:
+        import matplotlib
+    except ImportError:
+        raise InputError("drawing the figures needs matplotlib: pip install matplotlib") from None
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
 
 
 def read_table(output_dir: str, name: str) -> list[dict]:
@@ -65,7 +73,7 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
     for shape in shapes:
         layers, hidden, _ = (int(x) for x in shape.split("/"))
         sizes[shape] = parameters(layers, hidden, vocab) / 1e6
-    figure, (left, right) = plt.subplots(1, 2, figsize=(11, 4))
+    figure, (left, right) = _pyplot().subplots(1, 2, figsize=(11, 4))
     for i, shape in enumerate(shapes):
         ppl = [value(r["ours"]) for r in rows if r["row"] == shape and r["column"] == "LM (ppl)"]
         if ppl and ppl[0] is not None:
@@ -91,7 +99,7 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
     right.legend()
     for axis in (left, right):
         # Ticks at the models' sizes, not at log-scale decades the models fall between.
-        axis.xaxis.set_minor_formatter(matplotlib.ticker.NullFormatter())
+        axis.xaxis.set_minor_formatter(_pyplot().NullFormatter())
         # (Shapes that differ only in heads have the same size: one tick.)
         ticks = sorted(set(sizes.values()))
         axis.set_xticks(ticks, [f"{size:.2f}" for size in ticks])
@@ -103,7 +111,8 @@ def plot_figure5(output_dir: str, figures_dir: str) -> str | None:
     if not rows:
         return None
     columns = list(dict.fromkeys(r["column"] for r in rows))
-    figure, axes = plt.subplots(1, len(columns), figsize=(5.5 * len(columns), 4), squeeze=False)
+    size = (5.5 * len(columns), 4)
+    figure, axes = _pyplot().subplots(1, len(columns), figsize=size, squeeze=False)
     for axis, column in zip(axes[0], columns, strict=True):
         for i, model in enumerate(("MLM", "LTR")):
             points = []
@@ -152,7 +161,7 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
         "masking (Table 8)": lambda n: parts[n][0] == base and parts[n][1] == "mlm_nsp",
         "size (Table 6)": lambda n: parts[n][1] == "mlm_nsp" and parts[n][2] == default,
     }
-    figure, axes = plt.subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
+    figure, axes = _pyplot().subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
     for axis, (title, member) in zip(axes, groups.items(), strict=True):
         for run, name in zip(runs, names, strict=True):
             if not member(name):
@@ -174,7 +183,7 @@ def save(figure, figures_dir: str, name: str) -> str:
     path = os.path.join(figures_dir, name)
     figure.tight_layout()
     figure.savefig(path, dpi=110)
-    plt.close(figure)
+    _pyplot().close(figure)
     return path
 
 
