@@ -229,7 +229,7 @@ def test_resume_input_goes_on_where_the_stopped_run_was_in_its_records(setup, tm
 
 
 def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
-    from bert_tf.finetuning import load_model_files
+    from bert_tf.finetuning.driver import load_model_files
     from bert_tf.model_dir import left_to_right_config
 
     output_dir = tmp_path / "ltr"

@@ -11,11 +11,11 @@ from conftest import UNCASED_VOCAB, tiny_config
 
 from bert_tf.classification.objective import Classification
 from bert_tf.finetuning import run_task
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.task import Task
 from bert_tf.options import option, options, positive
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.runtime import EvalOptions
-from bert_tf.task import Task
-from bert_tf.task_options import FineTuningOptions
 from bert_tf.tfrecord import RecordSchema
 
 WORDS = ["the", "man", "saw", "a", "house", "near", "river", "today", "with", "his", "car"]

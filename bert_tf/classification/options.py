@@ -3,9 +3,9 @@
 from __future__ import annotations
 
 from bert_tf.classification.processors import PROCESSORS, get_processor
+from bert_tf.finetuning.options import BilstmOptions, DataDirOptions, FineTuningOptions, TfdsOptions
 from bert_tf.options import option, options, redefault
 from bert_tf.runtime import EvalOptions
-from bert_tf.task_options import BilstmOptions, DataDirOptions, FineTuningOptions, TfdsOptions
 
 
 @options

@@ -22,9 +22,9 @@ from bert_tf.classification.results import evaluation_results, prediction_files,
 from bert_tf.classification.tfds_glue import tfds_examples
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.finetuning import run_task
+from bert_tf.finetuning.driver import run_task
+from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.model_dir import LABELS_FILE
-from bert_tf.task import Predictions, Task
 from bert_tf.tfrecord import RecordSchema
 
 

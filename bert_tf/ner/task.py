@@ -15,7 +15,8 @@ step).
 from __future__ import annotations
 
 from bert_tf.config import BertConfig
-from bert_tf.finetuning import run_task
+from bert_tf.finetuning.driver import run_task
+from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.ner import results
 from bert_tf.ner.data import (
     LABELS_FILE,
@@ -33,7 +34,6 @@ from bert_tf.ner.features import (
 )
 from bert_tf.ner.objective import TokenClassification
 from bert_tf.ner.options import NerOptions
-from bert_tf.task import Predictions, Task
 from bert_tf.tfrecord import RecordSchema
 
 

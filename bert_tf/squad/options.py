@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from bert_tf.errors import InputError
+from bert_tf.finetuning.options import BilstmOptions, FineTuningOptions, TfdsOptions
 from bert_tf.options import option, options, positive, redefault
-from bert_tf.task_options import BilstmOptions, FineTuningOptions, TfdsOptions
 from bert_tf.windows import warn_of_long_stride
 
 

@@ -12,7 +12,8 @@ from __future__ import annotations
 import numpy as np
 
 from bert_tf.config import BertConfig
-from bert_tf.finetuning import run_task
+from bert_tf.finetuning.driver import run_task
+from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.squad import evaluate
 from bert_tf.squad.data import (
     count_questions,
@@ -35,7 +36,6 @@ from bert_tf.squad.postprocess import (
     compute_predictions,
     write_predictions,
 )
-from bert_tf.task import Predictions, Task
 from bert_tf.tfrecord import RecordSchema
 
 # What the exported model needs of the options to featurize and post-process as the run did.

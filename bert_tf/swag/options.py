@@ -3,9 +3,9 @@ batch 16, 3 epochs)."""
 
 from __future__ import annotations
 
+from bert_tf.finetuning.options import DataDirOptions, FineTuningOptions
 from bert_tf.options import options, redefault
 from bert_tf.runtime import EvalOptions
-from bert_tf.task_options import DataDirOptions, FineTuningOptions
 
 
 @options

@@ -1,5 +1,5 @@
-"""One driver for every fine-tuning task (`bert_tf.task.Task`): `run_task(task)` does what
-run_classifier.py, run_squad.py, run_ner.py and run_swag.py share, once.
+"""One driver for every fine-tuning task (`bert_tf.finetuning.task.Task`): `run_task(task)` does
+what run_classifier.py, run_squad.py, run_ner.py and run_swag.py share, once.
 
 1. The options checked; bert_config.json and the vocab read and checked against each other.
 2. Every split read and turned into features before any TensorFlow work (a bad file fails
@@ -16,7 +16,7 @@ run_classifier.py, run_squad.py, run_ner.py and run_swag.py share, once.
    `eval_results.txt` (or the task's results file) and TensorBoard, on the chief.
 6. --export_dir: the task's SavedModel, on the chief.
 
-The options every task shares are `bert_tf.task_options.FineTuningOptions`; a task's options
+The options every task shares are `bert_tf.finetuning.options.FineTuningOptions`; a task's options
 class adds its own.
 """
 
@@ -37,6 +37,8 @@ from bert_tf.distribute import barrier, is_chief
 from bert_tf.errors import InputError
 from bert_tf.evaluation import predict
 from bert_tf.fileio import atomic_write_text, check_writable_folder
+from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.input_pipeline import record_dataset
 from bert_tf.model_dir import (
     adopt_checkpoint_attention,
@@ -49,8 +51,6 @@ from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
 from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
-from bert_tf.task import Predictions, Task
-from bert_tf.task_options import FineTuningOptions
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import (
     FullTokenizer,

@@ -1,0 +1,7 @@
+"""Fine-tuning, for every task: the task interface (`task.Task`: what GLUE, SQuAD, NER and SWAG
+each own), the options every task shares (`options.FineTuningOptions`) and one driver that
+does the rest (`driver.run_task`)."""
+
+from bert_tf.finetuning.driver import run_task
+
+__all__ = ["run_task"]
