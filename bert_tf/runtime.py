@@ -21,7 +21,7 @@ import tensorflow as tf
 
 from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
-from bert_tf.distribute import STRATEGIES, check_batch, get_strategy, is_chief, warn_if_slow
+from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
 from bert_tf.loading import head_variables, load_checkpoint
 from bert_tf.objective import Objective
@@ -34,36 +34,10 @@ logger = logging.getLogger(__name__)
 
 
 @options
-class TpuOptions(Options):
-    """The original scripts' TPU flags, with their defaults."""
+class TrainingOptions(DistributionOptions):
+    """The original's flags that pre-training and fine-tuning share, with its defaults, and ours
+    for precision, XLA, accumulation, seed, logging and checkpoint retention."""
 
-    use_tpu: bool = option(False, "Whether to use TPU or GPU/CPU.")
-    tpu_name: str | None = option(None, "The Cloud TPU to use for training (name or grpc:// url).")
-    tpu_zone: str | None = option(None, "[Optional] GCE zone where the Cloud TPU is located in.")
-    gcp_project: str | None = option(None, "[Optional] Project name for the Cloud TPU.")
-    master: str | None = option(None, "[Optional] TensorFlow master URL.")
-    num_tpu_cores: int = option(
-        8, "Only used if `use_tpu` is True. Total number of TPU cores to use."
-    )
-
-
-@options
-class RuntimeOptions(TpuOptions):
-    """Ours, shared by the training scripts: distribution, precision, XLA, accumulation, seed,
-    logging and checkpoint retention."""
-
-    distribution_strategy: str = option(
-        "one_device",
-        "one_device, mirrored (GPUs of this machine), multi_worker_mirrored (TF_CONFIG) or tpu "
-        "(also chosen by --use_tpu).",
-        one_of(*STRATEGIES),
-    )
-    num_gpus: int = option(
-        1,
-        "Replicas of --distribution_strategy=mirrored (on a machine without GPUs: logical CPU "
-        "devices).",
-        positive,
-    )
     dtype: str = option(
         "float32",
         "Compute dtype: float32, mixed_float16 (with dynamic loss scaling) or mixed_bfloat16.",
@@ -83,22 +57,6 @@ class RuntimeOptions(TpuOptions):
     seed: int | None = option(None, "Seed of initialization, dropout and input order.")
     log_steps: int = option(100, "Log and write summaries every this many steps.", positive)
     keep_checkpoint_max: int = option(5, "How many training checkpoints to keep.", positive)
-
-    def make_strategy(self) -> tf.distribute.Strategy:
-        """The strategy the flags ask for (call before any other TensorFlow work). As the
-        original, --use_tpu (or a --tpu_name) means a TPU."""
-        return get_strategy(
-            "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy,
-            num_gpus=self.num_gpus,
-            tpu_name=self.tpu_name or self.master,
-            tpu_zone=self.tpu_zone,
-            gcp_project=self.gcp_project,
-        )
-
-
-@options
-class TrainingOptions(RuntimeOptions):
-    """The original's flags that pre-training and fine-tuning share, with its defaults."""
 
     bert_config_file: str = option(
         None,
@@ -127,6 +85,40 @@ class TrainingOptions(RuntimeOptions):
         1000, "How many steps to make in each call into the device.", positive
     )
 
+    def trainer_settings(self, **more) -> TrainerSettings:
+        """The plain values `build_trainer` and `train` take (`more`: a script's own, such as
+        pre-training's optimizer); every `*_batch_size` option is a global batch to check."""
+        batch_sizes = {
+            field.name: getattr(self, field.name)
+            for field in dataclasses.fields(self)
+            if field.name.endswith("_batch_size")
+        }
+        names = [field.name for field in dataclasses.fields(TrainerSettings)]
+        values = {name: getattr(self, name) for name in names if hasattr(self, name)}
+        return TrainerSettings(**{**values, "batch_sizes": batch_sizes, **more})
+
+
+@dataclasses.dataclass(frozen=True)
+class TrainerSettings:
+    """What `build_trainer` and `train` take: plain values (the scripts make them of their
+    options, `TrainingOptions.trainer_settings`; from Python, give them directly)."""
+
+    output_dir: str
+    learning_rate: float
+    batch_sizes: dict  # name -> global batch ("train_batch_size": 32, ...)
+    init_checkpoint: str | None = None
+    do_train: bool = True
+    dtype: str = "float32"
+    use_xla: bool = False
+    seed: int | None = None
+    gradient_accumulation_steps: int = 1
+    keep_checkpoint_max: int = 5
+    keep_checkpoint_every_n_steps: int | None = None
+    optimizer: str = "adamw"
+    iterations_per_loop: int = 1000
+    save_checkpoints_steps: int = 1000
+    log_steps: int = 100
+
 
 @options
 class EvalOptions(Options):
@@ -138,29 +130,24 @@ class EvalOptions(Options):
 
 def build_trainer(
     strategy: tf.distribute.Strategy,
-    options: TrainingOptions,
     objective: Objective,
     config: BertConfig,
     num_train_steps: int,
     num_warmup_steps: int,
-    optimizer: str = "adamw",
-    keep_checkpoint_every_n_steps: int | None = None,
+    settings: TrainerSettings,
 ) -> Trainer:
     """The objective's model under `strategy`, in a `Trainer` with the original's optimizer
-    (options.learning_rate, the steps given); restored from the latest checkpoint in
-    options.output_dir (a rerun resumes), else from options.init_checkpoint.
+    (settings.learning_rate, the steps given); restored from the latest checkpoint in
+    settings.output_dir (a rerun resumes), else from settings.init_checkpoint.
 
     Raises:
         InputError: a batch that does not split evenly, or a checkpoint that does not fit.
     """
-    trainer = _new_trainer(
-        strategy, options, objective, config, num_train_steps, num_warmup_steps, optimizer,
-        keep_checkpoint_every_n_steps,
-    )  # fmt: skip
+    trainer = _new_trainer(strategy, objective, config, num_train_steps, num_warmup_steps, settings)
     model = trainer.model
     try:
         resumed = trainer.checkpoints.restore(
-            options.output_dir
+            settings.output_dir
         )  # every worker the chief's checkpoint
     except (ValueError, AssertionError) as e:  # the checkpoint of another architecture
         mismatch = first_line(e)
@@ -172,61 +159,64 @@ def build_trainer(
         with quiet_logger("tensorflow"):
             del trainer, model
             gc.collect()
-        latest = os.path.basename(training_checkpoints(options.output_dir)[-1])
+        latest = os.path.basename(training_checkpoints(settings.output_dir)[-1])
         raise InputError(
-            f"--output_dir={options.output_dir}: its checkpoint {latest} does not fit the "
+            f"--output_dir={settings.output_dir}: its checkpoint {latest} does not fit the "
             f"model built from --bert_config_file ({mismatch}); it holds another model: give "
             "another --output_dir, or the config it was trained with"
         )
     if resumed:
         logger.info("restored %s (step %d)", resumed, trainer.global_step)
         return trainer
-    if not (options.do_train or options.init_checkpoint):
+    if not (settings.do_train or settings.init_checkpoint):
         raise InputError(
-            f"--output_dir={options.output_dir} holds no checkpoint and no --init_checkpoint "
+            f"--output_dir={settings.output_dir} holds no checkpoint and no --init_checkpoint "
             "is given: there is no trained model to evaluate, predict with or export"
         )
-    if options.init_checkpoint:
-        _initialize(model, options)
+    if settings.init_checkpoint:
+        _initialize(model, settings)
     return trainer
 
 
 def _new_trainer(
-    strategy, options, objective, config, num_train_steps, num_warmup_steps, optimizer, keep_every
+    strategy, objective, config, num_train_steps, num_warmup_steps, settings: TrainerSettings
 ) -> Trainer:
     """The objective's model and the original's optimizer under `strategy`, in a `Trainer`
-    that saves to options.output_dir (on the chief), not yet restored."""
-    warn_if_slow(strategy, options.dtype, options.use_xla)
-    _check_batches(strategy, options)
-    if options.seed is not None:
-        keras.utils.set_random_seed(options.seed)
-    keras.config.set_dtype_policy(options.dtype)
+    that saves to settings.output_dir (on the chief), not yet restored."""
+    warn_if_slow(strategy, settings.dtype, settings.use_xla)
+    _check_batches(strategy, settings)
+    if settings.seed is not None:
+        keras.utils.set_random_seed(settings.seed)
+    keras.config.set_dtype_policy(settings.dtype)
     with strategy.scope():
         return Trainer(
             strategy,
             objective.build_model(config),
             objective,
             create_optimizer(
-                options.learning_rate, max(num_train_steps, 1), num_warmup_steps, optimizer
+                settings.learning_rate,
+                max(num_train_steps, 1),
+                num_warmup_steps,
+                settings.optimizer,
             ),
-            checkpoint_dir=_checkpoint_dir(strategy, options.output_dir),
-            gradient_accumulation_steps=options.gradient_accumulation_steps,
-            use_xla=options.use_xla,
-            loss_scaling=options.dtype == "mixed_float16",
-            max_checkpoints_to_keep=options.keep_checkpoint_max,
-            keep_checkpoint_every_n_steps=keep_every,
+            checkpoint_dir=_checkpoint_dir(strategy, settings.output_dir),
+            gradient_accumulation_steps=settings.gradient_accumulation_steps,
+            use_xla=settings.use_xla,
+            loss_scaling=settings.dtype == "mixed_float16",
+            max_checkpoints_to_keep=settings.keep_checkpoint_max,
+            keep_checkpoint_every_n_steps=settings.keep_checkpoint_every_n_steps,
         )
 
 
-def _initialize(model, options: TrainingOptions) -> None:
-    """`model` from options.init_checkpoint; a model to evaluate or export without training
+def _initialize(model, settings: TrainerSettings) -> None:
+    """`model` from settings.init_checkpoint; a model to evaluate or export without training
     must get its head there."""
-    report = load_checkpoint(model, options.init_checkpoint)
+    report = load_checkpoint(model, settings.init_checkpoint)
     logger.info("initializing from %s", report.source)
-    if not options.do_train and head_variables(model) and not report.head_loaded:
+    if not settings.do_train and head_variables(model) and not report.head_loaded:
         raise InputError(
-            f"--init_checkpoint={options.init_checkpoint} has no {type(model).__name__} "
-            f"head, and --output_dir={options.output_dir} no checkpoint: without "
+            f"--init_checkpoint={settings.init_checkpoint} has no {type(model).__name__} "
+            f"head, and --output_dir={settings.output_dir} no checkpoint: without "
             "--do_train the head would be random; train first, or give the checkpoint of "
             "a fine-tuned model"
         )
@@ -255,28 +245,24 @@ def _checkpoint_dir(strategy: tf.distribute.Strategy, output_dir: str) -> str:
     return scratch
 
 
-def _check_batches(strategy: tf.distribute.Strategy, options: TrainingOptions) -> None:
-    """Every `*_batch_size` option is a global batch: it must split into the replicas (the
-    train batch also into the accumulation steps)."""
-    for field in dataclasses.fields(options):
-        if field.name.endswith("_batch_size"):
-            accumulation = (
-                options.gradient_accumulation_steps if field.name == "train_batch_size" else 1
-            )
-            replicas = strategy.num_replicas_in_sync
-            check_batch(field.name, getattr(options, field.name), replicas, accumulation)
+def _check_batches(strategy: tf.distribute.Strategy, settings: TrainerSettings) -> None:
+    """Every batch size is a global batch: it must split into the replicas (the train batch
+    also into the accumulation steps)."""
+    for name, batch_size in settings.batch_sizes.items():
+        accumulation = settings.gradient_accumulation_steps if name == "train_batch_size" else 1
+        check_batch(name, batch_size, strategy.num_replicas_in_sync, accumulation)
 
 
-def train(trainer: Trainer, options: TrainingOptions, dataset, num_train_steps: int) -> None:
-    """Trains on `dataset` to `num_train_steps` as the options say (batch, steps per loop,
+def train(trainer: Trainer, settings: TrainerSettings, dataset, num_train_steps: int) -> None:
+    """Trains on `dataset` to `num_train_steps` as the settings say (batch, steps per loop,
     checkpoints, logging), with TensorBoard scalars in output_dir/train on the chief."""
-    with summary_writer(trainer.strategy, options.output_dir, "train") as writer:
+    with summary_writer(trainer.strategy, settings.output_dir, "train") as writer:
         trainer.train(
             dataset,
             num_train_steps=num_train_steps,
-            global_batch_size=options.train_batch_size,
-            steps_per_loop=options.iterations_per_loop,
-            save_checkpoints_steps=options.save_checkpoints_steps,
-            log_steps=options.log_steps,
+            global_batch_size=settings.batch_sizes["train_batch_size"],
+            steps_per_loop=settings.iterations_per_loop,
+            save_checkpoints_steps=settings.save_checkpoints_steps,
+            log_steps=settings.log_steps,
             summary_writer=writer,
         )

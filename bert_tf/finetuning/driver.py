@@ -111,10 +111,11 @@ def run_task(task: Task) -> dict:
 
     strategy = options.make_strategy()  # the first TensorFlow work
     _check_output_dir_task(options.output_dir, task.name)
-    trainer = build_trainer(strategy, options, task.objective(config), config, steps, warmup)
+    settings = options.trainer_settings()
+    trainer = build_trainer(strategy, task.objective(config), config, steps, warmup, settings)
     check_fine_tuned_model(options.output_dir, trainer.model)
     if options.do_train:
-        _train(task, trainer, examples["train"], features["train"], steps, warmup)
+        _train(task, trainer, settings, examples["train"], features["train"], (steps, warmup))
     results = _evaluate(task, trainer, splits, examples, features)
     if options.export_dir and is_chief(strategy):
         from bert_tf.serving import model_in_dtype  # TensorFlow Text only when exporting
@@ -125,10 +126,10 @@ def run_task(task: Task) -> dict:
     return results
 
 
-def _train(task: Task, trainer: Trainer, examples, features, steps: int, warmup: int) -> None:
+def _train(task: Task, trainer: Trainer, settings, examples, features, schedule) -> None:
     """Makes output_dir a model directory (on the chief), writes the training records and
     trains to `steps`."""
-    options = task.options
+    options, (steps, warmup) = task.options, schedule
     if is_chief(trainer.strategy):
         # bert_config.json, vocab.txt and the task model's description beside the
         # checkpoints make output_dir a model directory (`BertClassifier.from_pretrained`,
@@ -149,7 +150,7 @@ def _train(task: Task, trainer: Trainer, examples, features, steps: int, warmup:
     dataset = record_dataset(
         path, task.record_schema(True).spec(), options.train_batch_size, True, options.seed
     )
-    train(trainer, options, dataset, steps)
+    train(trainer, settings, dataset, steps)
 
 
 def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, features: dict) -> dict:

@@ -141,15 +141,12 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     logger.info("input files: %d (%s ...)", len(input_files), input_files[0])
 
     objective = get_objective(options.objective)
-    trainer = build_trainer(
-        strategy,
-        options,
-        objective,
-        config,
-        options.num_train_steps,
-        options.num_warmup_steps,
+    settings = options.trainer_settings(
         optimizer=options.optimizer,
         keep_checkpoint_every_n_steps=options.keep_checkpoint_every_n_steps or None,
+    )
+    trainer = build_trainer(
+        strategy, objective, config, options.num_train_steps, options.num_warmup_steps, settings
     )
     if is_chief(strategy):
         # Beside the training checkpoints: what fine-tuning from a `ckpt-N` needs to know
@@ -162,7 +159,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
             logger.info("resuming the input after the %d records read so far", seen)
         dataset = _dataset(input_files, options.train_batch_size, True, options, strategy, seen)
         with naming_damaged_records("--input_file", input_files):
-            train(trainer, options, dataset, options.num_train_steps)
+            train(trainer, settings, dataset, options.num_train_steps)
         if is_chief(strategy):
             export_pretrained(trainer.model, options.output_dir, options.vocab_file)
     return _evaluate(trainer, options, eval_files) if options.do_eval else {}
