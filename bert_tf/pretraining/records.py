@@ -6,6 +6,7 @@ TensorFlow is not imported here (see bert_tf.tfrecord); `dataset` reads the reco
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Iterable, Sequence
 
 import numpy as np
@@ -47,6 +48,7 @@ def instance_features(
     }
 
 
+@functools.cache  # built once, not for each of the millions of instances written
 def record_schema(max_seq_length: int, max_predictions_per_seq: int) -> RecordSchema:
     """The original's pre-training record: its seven features, in the order it writes them."""
     seq, predictions = (max_seq_length,), (max_predictions_per_seq,)
