@@ -27,6 +27,16 @@ SAMPLE_DATA = REPO / "sample_data"
 CASES_FILE = FIXTURES / "tokenization" / "cases.jsonl"
 CASED_VOCAB = FIXTURES / "tokenization" / "cased_test_vocab.txt"
 UNCASED_VOCAB = SAMPLE_DATA / "vocab.txt"
+# The vocab of each casing the oracle cases hold tokens and ids for.
+CASINGS = [("uncased", UNCASED_VOCAB, True), ("cased", CASED_VOCAB, False)]
+
+
+def tokenization_cases() -> list[dict]:
+    """The original's tokenization cases: each text with its tokens and ids in both casings."""
+    with open(CASES_FILE, encoding="utf-8") as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
 # The columns of GLUE's STS-B files.
 STS_B_HEADER = [
     "index", "genre", "filename", "year", "old_index", "source1", "source2", "sentence1",

@@ -4,13 +4,12 @@ bert_tf.packing does."""
 from __future__ import annotations
 
 import gc
-import json
 import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
-from conftest import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
+from conftest import CASINGS, UNCASED_VOCAB, tokenization_cases
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
@@ -22,17 +21,12 @@ from bert_tf.text_graph import InGraphTokenizer
 KNOWN_DIFFERENCES: set[str] = set()
 
 
-def _cases() -> list[dict]:
-    with open(CASES_FILE, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 @pytest.mark.parametrize(
     ("case_name", "vocab_file", "do_lower_case"),
-    [("uncased", UNCASED_VOCAB, True), ("cased", CASED_VOCAB, False)],
+    CASINGS,
 )
 def test_ids_equal_the_originals_on_the_oracle_cases(case_name, vocab_file, do_lower_case):
-    cases = _cases()
+    cases = tokenization_cases()
     tokenizer = InGraphTokenizer(str(vocab_file), do_lower_case=do_lower_case)
     ids = tokenizer.tokenize(tf.constant([case["text"] for case in cases])).to_list()
     mismatches = [

@@ -7,15 +7,15 @@ FullTokenizer produced for 573 texts, uncased (`sample_data/vocab.txt`, lower-ca
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from conftest import CASED_VOCAB, CASES_FILE, UNCASED_VOCAB
+from conftest import CASINGS, tokenization_cases
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
 
+MIXED_CASE = " \tHeLLo!how  \n Are yoU?  "
 SMALL_VOCAB = ["[UNK]", "[CLS]", "[SEP]", "want", "##want", "##ed", "wa", "un", "runn", "##ing"]
 
 
@@ -43,27 +43,13 @@ def test_chinese() -> None:
 
 def test_basic_tokenizer_lower() -> None:
     tokenizer = tokenization.BasicTokenizer(do_lower_case=True)
-    assert tokenizer.tokenize(" \tHeLLo!how  \n Are yoU?  ") == [
-        "hello",
-        "!",
-        "how",
-        "are",
-        "you",
-        "?",
-    ]
+    assert tokenizer.tokenize(MIXED_CASE) == ["hello", "!", "how", "are", "you", "?"]
     assert tokenizer.tokenize("H\u00e9llo") == ["hello"]
 
 
 def test_basic_tokenizer_no_lower() -> None:
     tokenizer = tokenization.BasicTokenizer(do_lower_case=False)
-    assert tokenizer.tokenize(" \tHeLLo!how  \n Are yoU?  ") == [
-        "HeLLo",
-        "!",
-        "how",
-        "Are",
-        "yoU",
-        "?",
-    ]
+    assert tokenizer.tokenize(MIXED_CASE) == ["HeLLo", "!", "how", "Are", "yoU", "?"]
 
 
 def test_wordpiece_tokenizer() -> None:
@@ -104,19 +90,14 @@ def test_is_punctuation() -> None:
 # --- Agreement with the original on the oracle cases --------------------------------------------
 
 
-def _load_cases() -> list[dict]:
-    with open(CASES_FILE, encoding="utf-8") as f:
-        return [json.loads(line) for line in f if line.strip()]
-
-
 @pytest.mark.parametrize(
     ("case_name", "vocab_file", "do_lower_case"),
-    [("uncased", UNCASED_VOCAB, True), ("cased", CASED_VOCAB, False)],
+    CASINGS,
 )
 def test_matches_original_on_oracle_cases(
     case_name: str, vocab_file: Path, do_lower_case: bool
 ) -> None:
-    cases = _load_cases()
+    cases = tokenization_cases()
     assert len(cases) == 573
     # The same public path users take: FullTokenizer.tokenize, then convert_tokens_to_ids.
     tokenizer = tokenization.FullTokenizer(vocab_file, do_lower_case=do_lower_case)
