@@ -14,7 +14,7 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SCRIPT_ENV, run_script, succeeded
+from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
@@ -65,6 +65,18 @@ def test_qnli_pairs_a_question_with_its_answers_sentence_and_another(tmp_path: P
         assert row["question"] == f"What is the answer of article {article}?"
         holds = f"blue{article}" in row["sentence"]
         assert holds == (row["label"] == "entailment")
+
+
+def test_the_stand_ins_build_from_the_command_line_and_bad_input_is_one_line(tmp_path: Path):
+    (tmp_path / "dev.json").write_text(json.dumps(squad(10)))
+    script = "scripts/paper/standin_data.py"
+    flags = [f"--input_file={tmp_path / 'dev.json'}", f"--output={tmp_path / 'train.json'}"]
+    succeeded(run_script(script, "--stand_in=split_squad", *flags, f"--eval_file={tmp_path / 'e'}"))
+    assert len(read_squad_file(str(tmp_path / "train.json"))["data"]) == 8
+    result = run_script(script, "--stand_in=split_squad", *flags)
+    assert "--stand_in=split_squad: give --eval_file too" in error_line(result, "standin_data.py")
+    result = run_script(script, "--stand_in=mnli_from_squad", *flags)
+    assert "--stand_in" in error_line(result, "standin_data.py")
 
 
 def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path):

@@ -23,3 +23,16 @@ def test_no_module_imports_another_modules_private_names():
                     if alias.name.startswith("_") and not alias.name.startswith("__")
                 ]
     assert found == []
+
+
+def test_every_script_runs_through_the_one_option_system():
+    """Each command a user runs reads its flags through `bert_tf.cli` (one clear line for a bad
+    flag, the same help), never argparse or flags of its own."""
+    found = []
+    for path in SOURCES:
+        text = path.read_text()
+        if "__main__" not in text or path.parts[-2] == "bert_tf":
+            continue
+        if "cli.run" not in text or "argparse" in text or "flags.DEFINE" in text:
+            found.append(str(path.relative_to(REPO)))
+    assert found == []

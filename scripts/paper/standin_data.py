@@ -1,4 +1,4 @@
-"""Stand-ins for the paper's data sets that are not at hand, built from real text that is:
+r"""Stand-ins for the paper's data sets that are not at hand, built from real text that is:
 what scripts/paper/reproduce.py fine-tunes on where MNLI, QNLI, SQuAD's training sets or SWAG
 are missing. Each is named as a stand-in wherever its numbers are reported.
 
@@ -14,9 +14,12 @@ are missing. Each is named as a stand-in wherever its numbers are reported.
 
 All are deterministic: the same inputs and seed write the same files.
 
-    python scripts/paper/standin_data.py split_squad dev-v1.1.json out/train.json out/dev.json
-    python scripts/paper/standin_data.py qnli_from_squad out/train.json out/QNLI/train.tsv
-    python scripts/paper/standin_data.py swag_from_books heldout.txt out/SWAG
+    python scripts/paper/standin_data.py --stand_in=split_squad --input_file=dev-v1.1.json \
+      --output=out/train.json --eval_file=out/dev.json
+    python scripts/paper/standin_data.py --stand_in=qnli_from_squad --input_file=out/train.json \
+      --output=out/QNLI/train.tsv
+    python scripts/paper/standin_data.py --stand_in=swag_from_books --input_file=heldout.txt \
+      --output=out/SWAG
 """
 
 from __future__ import annotations
@@ -26,10 +29,12 @@ import json
 import os
 import random
 import shutil
-import sys
 
+from bert_tf import cli
 from bert_tf.classification.processors import get_processor
+from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open, atomic_write_text
+from bert_tf.options import Options, check_options, one_of, option, options
 from bert_tf.pretraining.corpus import split_sentences
 from bert_tf.squad.data import read_squad_file
 from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES
@@ -145,17 +150,38 @@ def glue_subset(task: str, source_dir: str, target_dir: str, max_train_examples:
     return target_dir
 
 
-def main(argv: list[str]) -> None:
-    builders = {
-        "split_squad": split_squad,
-        "qnli_from_squad": qnli_from_squad,
-        "swag_from_books": swag_from_books,
-    }
-    if len(argv) < 2 or argv[1] not in builders:
-        sys.exit(f"usage: {argv[0]} {'|'.join(builders)} ARGS...")
-    args = [int(arg) if arg.isdigit() else arg for arg in argv[2:]]
-    print(builders[argv[1]](*args))
+STAND_INS = ("split_squad", "qnli_from_squad", "swag_from_books")
+
+
+@options
+class StandinOptions(Options):
+    stand_in: str = option(None, "Which stand-in to build.", one_of(*STAND_INS), required=True)
+    input_file: str = option(
+        None, "A SQuAD file (split_squad, qnli_from_squad) or a corpus (swag_from_books).",
+        required=True,
+    )  # fmt: skip
+    output: str = option(
+        None,
+        "The training file (split_squad), the QNLI .tsv (qnli_from_squad) or the SWAG folder "
+        "(swag_from_books).",
+        required=True,
+    )
+    eval_file: str | None = option(None, "split_squad: the evaluation file.")
+    seed: int = option(0, "qnli_from_squad, swag_from_books: the seed of the choices.")
+
+
+def build_stand_in(args: StandinOptions) -> None:
+    check_options(args)
+    if args.stand_in == "split_squad":
+        if not args.eval_file:
+            raise InputError("--stand_in=split_squad: give --eval_file too")
+        split_squad(args.input_file, args.output, args.eval_file)
+    elif args.stand_in == "qnli_from_squad":
+        print(qnli_from_squad(args.input_file, args.output, args.seed), "rows")
+    else:
+        print(swag_from_books(args.input_file, args.output, seed=args.seed))
 
 
 if __name__ == "__main__":
-    main(sys.argv)
+    cli.define_flags(StandinOptions)
+    cli.run_with_options(StandinOptions, build_stand_in)
