@@ -13,7 +13,7 @@ from __future__ import annotations
 import logging
 import os
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import check_output_file
 from bert_tf.options import check_options, option, options
@@ -67,7 +67,7 @@ class CreatePretrainingDataOptions(GeneratorOptions):
             raise InputError("give exactly one of --input_file and --tfds_name")
         for path in self.output_file.split(","):
             directory = os.path.dirname(path) or "."
-            if not os.path.isdir(directory):
+            if not filesystem.is_url(path) and not filesystem.isdir(directory):
                 raise InputError(f"--output_file={path}: the directory {directory} does not exist")
             check_output_file(path, "--output_file")
         if self.num_workers is not None and (self.num_workers < 1 or "," in self.output_file):

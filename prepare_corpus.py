@@ -19,7 +19,7 @@ import gzip
 import hashlib
 import logging
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import TextInputOptions, atomic_open, check_output_file, decode_utf8
 from bert_tf.options import check_options, non_negative, one_of, option, options, positive
@@ -70,7 +70,7 @@ class PrepareCorpusOptions(TextInputOptions):
 def read_text(path: str, strict_utf8: bool = False) -> str:
     """A text file, gzipped or not, as str (bytes that are not UTF-8 dropped and counted in a
     warning, or with `strict_utf8` an error)."""
-    with open(path, "rb") as f:
+    with filesystem.open_file(path, "rb") as f:
         data = f.read()
     if path.endswith(".gz"):
         try:

@@ -10,6 +10,7 @@ import os
 
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError, first_line
 
 logger = logging.getLogger(__name__)
@@ -26,7 +27,7 @@ def training_checkpoints(directory: str) -> list[str]:
     """The `ckpt-<step>` prefixes in `directory` whose index exists (a checkpoint is whole once
     its index is written), oldest first."""
     steps = []
-    for index in tf.io.gfile.glob(os.path.join(directory, "ckpt-*.index")):
+    for index in filesystem.glob(os.path.join(directory, "ckpt-*.index")):
         step = os.path.basename(index)[len("ckpt-") : -len(".index")]
         if step.isdigit():
             steps.append(int(step))
@@ -36,17 +37,17 @@ def training_checkpoints(directory: str) -> list[str]:
 def remove_unfinished_saves(directory: str) -> None:
     """Removes the `ckpt-<step>_temp/` folders that a save killed midway leaves behind (a save
     writes there, then moves the files into place)."""
-    for folder in tf.io.gfile.glob(os.path.join(directory, "ckpt-*_temp")):
+    for folder in filesystem.glob(os.path.join(directory, "ckpt-*_temp")):
         logger.info("removing %s (a save that did not finish)", folder)
         remove_path(folder)
 
 
 def remove_path(path: str) -> None:
     """Removes a file or a folder with what is in it."""
-    if tf.io.gfile.isdir(path):
-        tf.io.gfile.rmtree(path)
+    if filesystem.isdir(path):
+        filesystem.rmtree(path)
     else:
-        tf.io.gfile.remove(path)
+        filesystem.remove(path)
 
 
 class TrainingCheckpoints:
@@ -130,7 +131,7 @@ class TrainingCheckpoints:
         except (tf.errors.OpError, OSError) as e:
             # A full or read-only disk: what the save began goes, the previous one stays.
             prefix = os.path.join(self.directory, f"ckpt-{step}")
-            for partial in tf.io.gfile.glob(prefix + ".*") + tf.io.gfile.glob(prefix + "_temp"):
+            for partial in filesystem.glob(prefix + ".*") + filesystem.glob(prefix + "_temp"):
                 remove_path(partial)
             raise InputError(
                 f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
@@ -144,11 +145,11 @@ class TrainingCheckpoints:
     def _keep(self, path: str) -> None:
         kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR)
         # The index last: a checkpoint whose index exists is whole.
-        files = sorted(tf.io.gfile.glob(path + ".*"), key=lambda f: f.endswith(".index"))
+        files = sorted(filesystem.glob(path + ".*"), key=lambda f: f.endswith(".index"))
         try:
-            tf.io.gfile.makedirs(kept)
+            filesystem.makedirs(kept)
             for source in files:
-                tf.io.gfile.copy(source, os.path.join(kept, os.path.basename(source)), True)
+                filesystem.copy(source, os.path.join(kept, os.path.basename(source)))
         except (tf.errors.OpError, OSError) as e:
             raise InputError(
                 f"{kept}: cannot keep a copy of {path} ({first_line(e)}); {path} is saved"

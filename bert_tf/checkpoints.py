@@ -23,6 +23,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import (
     atomic_write_text,
@@ -120,6 +121,13 @@ def original_variable_names(model: keras.Model) -> dict[str, keras.Variable]:
     raise TypeError(f"no original names are known for {type(model).__name__}")
 
 
+def checkpoint_reader(prefix: str):
+    """The reader of the checkpoint `prefix` (as resolved by `resolve_checkpoint_path`).
+    Not `tf.train.load_checkpoint`, which takes a prefix that its file system calls a folder
+    (ram:// calls every prefix of a file's name one) for a folder of checkpoints."""
+    return tf.compat.v1.train.NewCheckpointReader(prefix)
+
+
 def resolve_checkpoint_path(path: str | os.PathLike) -> str:
     """Returns the checkpoint prefix for `path`, as users of the original pass it.
 
@@ -129,9 +137,9 @@ def resolve_checkpoint_path(path: str | os.PathLike) -> str:
     """
     path = os.fspath(path)
     prefix = re.sub(r"\.(index|meta|data-\d{5}-of-\d{5})$", "", path)
-    if os.path.isdir(prefix):
+    if filesystem.isdir(prefix):
         prefix = tf.train.latest_checkpoint(prefix) or os.path.join(prefix, "bert_model.ckpt")
-    if not os.path.isfile(prefix + ".index"):
+    if not filesystem.isfile(prefix + ".index"):
         raise InputError(
             f"{path}: no checkpoint found (expected the prefix of a TF checkpoint such as "
             f".../bert_model.ckpt, with bert_model.ckpt.index beside it)"
@@ -197,7 +205,7 @@ def load_original_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) 
             shape differs from the model's (naming the variable and both shapes).
     """
     prefix = resolve_checkpoint_path(checkpoint)
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoint_reader(prefix)
     return load_named_tensors(model, prefix, reader.get_variable_to_shape_map(), reader.get_tensor)
 
 
@@ -282,7 +290,7 @@ def write_original_checkpoint(
     """Writes `tensors` (original name -> value) as `save_original_checkpoint` does."""
     prefix = os.fspath(checkpoint_prefix)
     directory = os.path.dirname(prefix) or "."
-    os.makedirs(directory, exist_ok=True)
+    filesystem.makedirs(directory)
     names = sorted(tensors)
     values = [tf.constant(np.asarray(tensors[name])) for name in names]
 
@@ -297,12 +305,12 @@ def write_original_checkpoint(
             tensors=values,
         )
         # The index is what makes a checkpoint visible, so it moves into place last.
-        os.replace(tmp_prefix + data_suffix, prefix + data_suffix)
-        os.replace(tmp_prefix + ".index", prefix + ".index")
+        filesystem.rename(tmp_prefix + data_suffix, prefix + data_suffix)
+        filesystem.rename(tmp_prefix + ".index", prefix + ".index")
     except (tf.errors.OpError, OSError) as e:
         for suffix in (data_suffix, ".index"):
             with contextlib.suppress(FileNotFoundError):
-                os.remove(tmp_prefix + suffix)
+                filesystem.remove(tmp_prefix + suffix)
         raise InputError(
             f"{prefix}: cannot write the checkpoint ({first_line(e)}); nothing was left under "
             "that name"

@@ -11,6 +11,7 @@ import signal
 import sys
 from collections.abc import Callable
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError, Preempted, TrainingDiverged
 
 
@@ -18,7 +19,7 @@ def accelerator_present() -> bool:
     """Whether this machine has an accelerator's driver: NVIDIA's (Linux's, or WSL's GPU
     device) or a Cloud TPU VM's devices."""
     paths = ("/proc/driver/nvidia/version", "/dev/dxg", "/dev/accel0", "/dev/vfio/0")
-    return any(os.path.exists(path) for path in paths)
+    return any(filesystem.exists(path) for path in paths)
 
 
 # Read when TensorFlow loads, so set on import. 1 drops only the C++ runtime's INFO lines (the
@@ -74,7 +75,7 @@ def check_path_schemes(flag_values) -> None:
     """Raises `InputError` naming the flag when a path's scheme (`http://`, `s3://`) is none
     that TensorFlow's file system serves here: one line before any work, not an error from
     deep inside it (or, with Python's own file functions, a local folder named `s3:`)."""
-    for name in flag_values:
+    for name in list(flag_values):  # importing TensorFlow below defines flags of its own
         value = flag_values[name].value
         if not (_PATH_FLAG.search(name) and isinstance(value, str) and "://" in value):
             continue

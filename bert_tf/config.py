@@ -17,6 +17,7 @@ import logging
 import os
 from typing import Any
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, read_text
 
@@ -151,7 +152,7 @@ class BertConfig:
     def from_json_file(cls, json_file: str | os.PathLike) -> BertConfig:
         """Reads an original `bert_config.json`; errors name the file."""
         json_file = os.fspath(json_file)
-        if not os.path.isfile(json_file):
+        if not filesystem.isfile(json_file):
             raise InputError(f"{json_file}: no such bert_config.json file")
         text = read_text(json_file, "a bert_config.json (JSON)")
         try:

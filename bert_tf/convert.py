@@ -12,15 +12,13 @@ import contextlib
 import json
 import os
 import re
-import shutil
-import tempfile
 
 import keras
 
-from bert_tf import checkpoints
+from bert_tf import checkpoints, filesystem
 from bert_tf.checkpoints import original_variable_names
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text, temporary_prefix, usual_permissions
+from bert_tf.fileio import atomic_write_text, staging_folder
 from bert_tf.hf_checkpoints import POOLER_NAMES, WEIGHTS_FILE, architecture, save_hf_weights
 from bert_tf.hf_config import (
     CONFIG_FILE,
@@ -53,7 +51,7 @@ def write_hf_directory(source: ModelDirectory, directory: str) -> None:
     values = hf_config(model.config, arch, labels, regression)
     atomic_write_text(os.path.join(directory, CONFIG_FILE), json.dumps(values, indent=2) + "\n")
     save_hf_weights(model, os.path.join(directory, WEIGHTS_FILE))
-    shutil.copyfile(source.vocab_file, os.path.join(directory, "vocab.txt"))
+    filesystem.copy(source.vocab_file, os.path.join(directory, "vocab.txt"))
     atomic_write_text(
         os.path.join(directory, TOKENIZER_CONFIG_FILE),
         json.dumps(tokenizer_config(model.config, source.do_lower_case), indent=2) + "\n",
@@ -63,18 +61,14 @@ def write_hf_directory(source: ModelDirectory, directory: str) -> None:
 @contextlib.contextmanager
 def _new_directory(output: str):
     """A temporary folder beside `output`, renamed to `output` when the block succeeds."""
-    output = os.path.normpath(output)
-    if os.path.exists(output) and (not os.path.isdir(output) or os.listdir(output)):
+    output = os.path.normpath(output) if not filesystem.is_url(output) else output.rstrip("/")
+    if filesystem.exists(output) and (not filesystem.isdir(output) or filesystem.listdir(output)):
         raise InputError(f"--output={output} exists and is not empty; give a new folder")
-    parent = os.path.dirname(output) or "."
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(dir=parent, prefix=os.path.basename(temporary_prefix(output)))
-    try:
+    with staging_folder(output) as staging:
         yield staging
-        usual_permissions(staging)  # mkdtemp makes it private (0700)
-        os.replace(staging, output)
-    finally:
-        shutil.rmtree(staging, ignore_errors=True)
+        if filesystem.isdir(output):  # empty: the check above
+            filesystem.rmtree(output)
+        filesystem.rename(staging, output, last=("bert_config.json", "config.json"))
 
 
 def hf_to_original(input_dir: str, output_dir: str) -> str:
@@ -100,7 +94,7 @@ def hf_to_original(input_dir: str, output_dir: str) -> str:
             write_task_model_files(staging, model, vocab_file, source.do_lower_case)
         else:
             model.config.to_json_file(os.path.join(staging, "bert_config.json"))
-            shutil.copyfile(vocab_file, os.path.join(staging, "vocab.txt"))
+            filesystem.copy(vocab_file, os.path.join(staging, "vocab.txt"))
         if isinstance(model, (BertClassifier, BertTokenClassifier)) and source.labels:
             atomic_write_text(
                 os.path.join(staging, LABELS_FILE),
@@ -133,9 +127,9 @@ def convert_checkpoint(
     Raises:
         InputError: the input is not a BERT model directory, or its weights do not fit.
     """
-    if not os.path.isdir(input_dir):
+    if not filesystem.isdir(input_dir):
         hint = ""
-        if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", input_dir) and not os.path.exists(input_dir):
+        if re.fullmatch(r"[\w.-]+(/[\w.-]+)?", input_dir) and not filesystem.exists(input_dir):
             # bert-base-uncased, google-bert/bert-base-cased: a Hub name, not a folder here.
             hint = (
                 "; a Hugging Face Hub name? nothing is downloaded here: download the model "

@@ -79,6 +79,20 @@ def num_workers(strategy: tf.distribute.Strategy) -> int:
     return sum(spec.num_tasks(job) for job in ("chief", "worker") if job in spec.jobs) or 1
 
 
+# The input order's seed where several workers read one order and no --seed is given.
+SHARED_INPUT_SEED = 12345
+
+
+def input_seed(seed: int | None, strategy: tf.distribute.Strategy) -> int | None:
+    """The seed of the training input's order: `seed`, else with several workers a fixed one.
+    Where a worker keeps every N-th record of the order (tf.data's DATA sharding: fewer files
+    than workers, as fine-tuning's one train.tf_record), each worker must draw the same order,
+    or their records overlap; files sharded (FILE) are disjoint in any order."""
+    if seed is None and num_workers(strategy) > 1:
+        return SHARED_INPUT_SEED
+    return seed
+
+
 def barrier(strategy: tf.distribute.Strategy) -> None:
     """Waits until every worker gets here (a collective sum; nothing to wait for with one
     process): after the chief writes a file the others read."""

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import dataclasses
 import json
-import os
 import re
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import refuse_binary
 from bert_tf.modeling.encoder import BertEncoder
@@ -46,10 +46,10 @@ class InputFeatures:
 
 def read_examples(input_file: str) -> list[InputExample]:
     """Reads one example per line; raises `InputError` for a missing or empty file."""
-    if not os.path.isfile(input_file):
+    if not filesystem.isfile(input_file):
         raise InputError(f"--input_file={input_file}: no such file")
     examples = []
-    with open(input_file, "rb") as f:
+    with filesystem.open_file(input_file, "rb") as f:
         for unique_id, raw in enumerate(f):
             refuse_binary(
                 raw, input_file, "text, one sentence (or 'A ||| B') a line", unique_id + 1

@@ -1,7 +1,10 @@
-"""Writing files so that nothing half-written ever looks complete.
+"""Writing files so that nothing half-written ever looks complete, and reading the text files
+users give.
 
 Every output goes to a temporary name in the same directory and is renamed into place once it is
-whole: a crash leaves a `*.tmp-*` file behind, never a truncated result under the real name.
+whole: a crash leaves a `*.tmp-*` file behind, never a truncated result under the real name. A
+URL (gs://) is written the same way through `bert_tf.filesystem`; there the rename is the store's
+copy-then-delete, so the final name still appears only whole (docs/RELIABILITY.md).
 """
 
 from __future__ import annotations
@@ -15,6 +18,7 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.options import Options, option, options
 
@@ -128,6 +132,10 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
     forbidden folder raises `InputError` naming `path`.
     """
     path = os.fspath(path)
+    if filesystem.is_url(path):
+        with _atomic_open_url(path, mode) as f:
+            yield f
+        return
     directory = os.path.dirname(path) or "."
     if os.path.isdir(path):  # os.replace would put the file in its place, or fail late
         raise InputError(f"{path}: is a folder; expected the path of a file to write")
@@ -158,6 +166,43 @@ def atomic_open(path: str | os.PathLike, mode: str = "w") -> Iterator[IO]:
         raise
 
 
+@contextlib.contextmanager
+def _atomic_open_url(path: str, mode: str) -> Iterator[IO]:
+    """`atomic_open` on a URL's file system: a temporary name, then the store's rename."""
+    if filesystem.isdir(path):
+        raise InputError(f"{path}: is a folder; expected the path of a file to write")
+    filesystem.makedirs(os.path.dirname(path))
+    tmp_path = temporary_prefix(path) + os.urandom(4).hex()
+    try:
+        with filesystem.open_file(tmp_path, mode) as f:
+            yield f
+        filesystem.rename(tmp_path, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            filesystem.remove(tmp_path)
+        raise
+
+
+@contextlib.contextmanager
+def staging_folder(target: str) -> Iterator[str]:
+    """A new, empty folder beside `target` (`TARGET.tmp-PID-*`) for the block to fill and move
+    into place (`filesystem.rename`); removed at the end if it is still there (the block
+    failed, or moved only a copy of it)."""
+    parent = os.path.dirname(target.rstrip("/")) or "."
+    filesystem.makedirs(parent)
+    if filesystem.is_url(target):
+        staging = temporary_prefix(target.rstrip("/")) + os.urandom(4).hex()
+        filesystem.makedirs(staging)
+    else:
+        prefix = os.path.basename(temporary_prefix(target.rstrip("/")))
+        staging = tempfile.mkdtemp(dir=parent, prefix=prefix)
+        usual_permissions(staging)  # mkdtemp makes it private (0700)
+    try:
+        yield staging
+    finally:
+        filesystem.rmtree(staging)
+
+
 def atomic_write_text(path: str | os.PathLike, text: str) -> None:
     with atomic_open(path) as f:
         f.write(text)
@@ -168,7 +213,7 @@ def read_text(path: str | os.PathLike, expected: str) -> str:
     dropped. Raises `InputError` naming the file, the line and `expected` (what the file should
     be) for a binary file or for bytes that are not UTF-8, where Python would raise a
     UnicodeDecodeError from deep inside the reader."""
-    with open(path, "rb") as f:
+    with filesystem.open_file(path, "rb") as f:
         data = f.read()
     refuse_binary(data, path, expected)
     try:
@@ -208,7 +253,7 @@ def read_lines(path: str | os.PathLike, strict_utf8: bool = False) -> Iterator[s
     binary file (a NUL byte in the first BINARY_HEAD bytes) is an `InputError` in any case.
     """
     dropped = offset = 0
-    with open(path, "rb") as f:
+    with filesystem.open_file(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             if offset < BINARY_HEAD:
                 refuse_binary(raw[: BINARY_HEAD - offset], path, "text", number)

@@ -24,7 +24,6 @@ shape is checked before anything is assigned or written.
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
@@ -32,9 +31,10 @@ import re
 
 import keras
 import numpy as np
+import safetensors.numpy
 from safetensors import SafetensorError, safe_open
-from safetensors.numpy import save_file
 
+from bert_tf import filesystem
 from bert_tf.checkpoints import (
     HEAD_SCOPES,
     LoadReport,
@@ -42,7 +42,7 @@ from bert_tf.checkpoints import (
     original_variable_names,
 )
 from bert_tf.errors import InputError
-from bert_tf.fileio import usual_permissions
+from bert_tf.fileio import atomic_open
 from bert_tf.hf_config import read_hf_values
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
@@ -158,9 +158,15 @@ def hf_variable_names(model: keras.Model) -> dict[str, tuple[keras.Variable, boo
 def _inside(directory: str, name: str, listed_in: str) -> str:
     """`name`, a file listed in `listed_in`, as a path inside `directory`: a name that leads out
     of it (`../`, an absolute path, a link) is refused, not read."""
-    root = os.path.realpath(directory)
-    path = os.path.realpath(os.path.join(directory, name))
-    if os.path.commonpath([root, path]) != root:
+    if filesystem.is_url(directory):  # no links there: only the name can lead out
+        parts = name.split("/")
+        inside = not name.startswith("/") and ".." not in parts and "://" not in name
+        path = os.path.join(directory, name)
+    else:
+        root = os.path.realpath(directory)
+        path = os.path.realpath(os.path.join(directory, name))
+        inside = (path + "/").startswith(root + "/")
+    if not inside:
         raise InputError(
             f"{listed_in}: lists {name!r}, outside {directory}; expected the name of a file in "
             "the model's folder"
@@ -181,19 +187,21 @@ class HfWeights:
         self.directory = directory
         index = os.path.join(directory, WEIGHTS_INDEX_FILE)
         single = os.path.join(directory, WEIGHTS_FILE)
-        if os.path.isfile(single):
+        if filesystem.isfile(single):
             files = [single]
-        elif os.path.isfile(index):
-            with open(index, encoding="utf-8") as f:
+        elif filesystem.isfile(index):
+            with filesystem.open_file(index) as f:
                 weight_map = json.load(f).get("weight_map", {})
             files = [_inside(directory, name, index) for name in sorted(set(weight_map.values()))]
         else:
-            files = sorted(glob.glob(os.path.join(glob.escape(directory), "*.safetensors")))
+            files = sorted(
+                filesystem.glob(os.path.join(filesystem.escape(directory), "*.safetensors"))
+            )
         if not files:
             pickled = [
                 name
                 for name in ("pytorch_model.bin", "tf_model.h5")
-                if os.path.isfile(os.path.join(directory, name))
+                if filesystem.isfile(os.path.join(directory, name))
             ]
             found = f"only {pickled[0]}" if pickled else "no model.safetensors"
             raise InputError(
@@ -210,9 +218,12 @@ class HfWeights:
                     self.shapes[name] = list(f.get_slice(name).get_shape())
 
     def _open(self, path: str):
-        if not os.path.isfile(path):
+        if not filesystem.isfile(path):
             raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
         try:
+            if filesystem.is_url(path):  # safe_open maps a local file; a URL's is read whole
+                with filesystem.open_file(path, "rb") as f:
+                    return _InMemory(safetensors.numpy.load(f.read()))
             return safe_open(path, framework="np")
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None
@@ -227,6 +238,36 @@ class HfWeights:
                     f"{self.file_of[name]}: {name} cannot be read as a numpy array ({e}); "
                     "save the model in float32 or float16"
                 ) from None
+
+
+class _InMemory:
+    """A safetensors file read whole, with the part of `safe_open`'s interface read here."""
+
+    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+        self.tensors = tensors
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def keys(self) -> list[str]:
+        return list(self.tensors)
+
+    def get_slice(self, name: str) -> np.ndarray:  # an array's shape is `get_shape`'s
+        return _Shaped(self.tensors[name].shape)
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        return self.tensors[name]
+
+
+class _Shaped:
+    def __init__(self, shape) -> None:
+        self.shape = shape
+
+    def get_shape(self) -> list[int]:
+        return list(self.shape)
 
 
 def _original_tensors(weights: HfWeights) -> dict[str, tuple[str, bool]]:
@@ -321,5 +362,5 @@ def save_hf_weights(model: keras.Model, path: str) -> None:
         value = keras.ops.convert_to_numpy(variable)
         tensors[name] = np.ascontiguousarray(value.T if transposed else value)
     # transformers loads only files whose metadata says which framework wrote them.
-    save_file(tensors, path, metadata={"format": "pt"})
-    usual_permissions(path)  # safetensors writes it private (0600)
+    with atomic_open(path, "wb") as f:
+        f.write(safetensors.numpy.save(tensors, metadata={"format": "pt"}))

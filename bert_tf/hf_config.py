@@ -9,6 +9,7 @@ import json
 import os
 from collections.abc import Mapping
 
+from bert_tf import filesystem
 from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
@@ -80,7 +81,7 @@ def hf_config(
 def is_hf_directory(path: str | os.PathLike) -> bool:
     """A directory with Hugging Face's config.json (and no original bert_config.json)."""
     path = os.fspath(path)
-    return os.path.isfile(os.path.join(path, CONFIG_FILE)) and not os.path.isfile(
+    return filesystem.isfile(os.path.join(path, CONFIG_FILE)) and not filesystem.isfile(
         os.path.join(path, "bert_config.json")
     )
 

@@ -12,7 +12,6 @@ import os
 
 import keras
 import numpy as np
-import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf import checkpoints, hf_checkpoints
@@ -87,14 +86,14 @@ OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
 
 def is_object_based(prefix: str) -> bool:
     """Whether the checkpoint `prefix` is a bert_tf training checkpoint (`ckpt-<step>`)."""
-    return OBJECT_GRAPH in tf.train.load_checkpoint(prefix).get_variable_to_shape_map()
+    return OBJECT_GRAPH in checkpoints.checkpoint_reader(prefix).get_variable_to_shape_map()
 
 
 def object_graph_keys(prefix: str) -> dict[str, str]:
     """Keras path (`embeddings/word_embeddings`) -> key in the training checkpoint `prefix`,
     for every variable its object graph records."""
     graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    graph.ParseFromString(tf.train.load_checkpoint(prefix).get_tensor(OBJECT_GRAPH))
+    graph.ParseFromString(checkpoints.checkpoint_reader(prefix).get_tensor(OBJECT_GRAPH))
     return {
         attribute.full_name: attribute.checkpoint_key
         for node in graph.nodes
@@ -117,7 +116,7 @@ def load_object_based(model: keras.Model, prefix: str) -> LoadReport:
         InputError: no BERT encoder in the checkpoint (a checkpoint of something else, or
             saved under other names), one in part, or a shape other than the model's.
     """
-    reader = tf.train.load_checkpoint(prefix)
+    reader = checkpoints.checkpoint_reader(prefix)
     keys = object_graph_keys(prefix)
     shapes = reader.get_variable_to_shape_map()
     encoder = model if isinstance(model, BertEncoder) else model.encoder

@@ -12,10 +12,10 @@ from __future__ import annotations
 import json
 import logging
 import os
-import shutil
 
 import keras
 
+from bert_tf import filesystem
 from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
@@ -49,7 +49,7 @@ def model_directory(path: str | os.PathLike) -> str:
     """The directory of `path`: itself, or the folder of a checkpoint prefix given instead
     (`.../bert_model.ckpt`, `.../ckpt-300`)."""
     path = os.fspath(path)
-    return path if os.path.isdir(path) else os.path.dirname(path) or "."
+    return filesystem.folder_of(path)
 
 
 def read_config(path: str | os.PathLike) -> BertConfig:
@@ -61,7 +61,7 @@ def read_config(path: str | os.PathLike) -> BertConfig:
     directory = model_directory(path)
     for name in CONFIG_FILES:
         config_file = os.path.join(directory, name)
-        if os.path.isfile(config_file):
+        if filesystem.isfile(config_file):
             break
     else:
         raise InputError(
@@ -86,7 +86,7 @@ def fine_tuned_config(config: BertConfig, config_file: str, output_dir: str) -> 
             values.
     """
     own = os.path.join(output_dir, "bert_config.json")
-    if not (os.path.isfile(own) and training_checkpoints(output_dir)):
+    if not (filesystem.isfile(own) and training_checkpoints(output_dir)):
         return config
     trained = BertConfig.from_json_file(own)
     given = config.to_dict()
@@ -140,7 +140,7 @@ def read_do_lower_case(path: str | os.PathLike) -> bool:
     declared = tokenizer_config_do_lower_case(directory)
     if declared is not None:
         return declared
-    released = released_model_do_lower_case(os.path.basename(os.path.normpath(directory)))
+    released = released_model_do_lower_case(os.path.basename(directory.rstrip("/")))
     if released is not None:
         return released
     logger.info(
@@ -160,14 +160,14 @@ def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
         path = os.path.join(os.fspath(checkpoint), CONFIG_FILE)
         return path if read_hf_config(os.fspath(checkpoint)).causal_attention else None
     checkpoint = os.fspath(checkpoint)
-    directory = checkpoint if os.path.isdir(checkpoint) else os.path.dirname(checkpoint)
-    directory = os.path.normpath(directory)
+    # Without a trailing "/" (normpath would make gs://b of gs://b too).
+    directory = filesystem.folder_of(checkpoint).rstrip("/") or "/"
     candidates = [directory]
     if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
         candidates.append(os.path.dirname(directory))
     for candidate in candidates:
         path = os.path.join(candidate, "bert_config.json")
-        if os.path.isfile(path):
+        if filesystem.isfile(path):
             return path if BertConfig.from_json_file(path).causal_attention else None
     return None
 
@@ -200,10 +200,10 @@ def write_task_model_files(
     e.g. "MRPC") into `output_dir`."""
     model.config.to_json_file(os.path.join(output_dir, "bert_config.json"))
     with (
-        open(vocab_file, "rb") as source,
+        filesystem.open_file(vocab_file, "rb") as source,
         atomic_open(os.path.join(output_dir, "vocab.txt"), "wb") as target,
     ):
-        shutil.copyfileobj(source, target)
+        target.write(source.read())
     description = {
         "model": keras.saving.serialize_keras_object(model),
         "do_lower_case": do_lower_case,
@@ -224,7 +224,7 @@ def task_model_description(directory: str) -> dict | None:
         InputError: the file is not such a description.
     """
     path = os.path.join(directory, TASK_MODEL_FILE)
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         return None
     try:
         values = json.loads(read_text(path, "a task model description (JSON)"))
@@ -273,7 +273,7 @@ def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
 def read_labels(directory: str) -> list[str] | None:
     """`LABELS_FILE`'s labels, else a Hugging Face config's id2label; None without either."""
     path = os.path.join(directory, LABELS_FILE)
-    if os.path.isfile(path):
+    if filesystem.isfile(path):
         return [
             line.strip()
             for line in read_text(path, "labels, one a line").splitlines()

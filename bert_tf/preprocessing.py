@@ -13,11 +13,11 @@ inside Keras models that take strings. TensorFlow backend only (the tokenizer is
 from __future__ import annotations
 
 import os
-import shutil
 
 import keras
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.model_dir import model_directory, read_do_lower_case
 from bert_tf.serving import MODEL_INPUTS
 from bert_tf.text_graph import InGraphTokenizer
@@ -100,7 +100,7 @@ class BertPreprocessor(keras.layers.Layer):
 
     def save_assets(self, dir_path: str) -> None:
         vocab = self.tokenizer.vocab_asset.asset_path.numpy().decode("utf-8")
-        shutil.copyfile(vocab, os.path.join(dir_path, VOCAB_ASSET))
+        filesystem.copy(vocab, os.path.join(dir_path, VOCAB_ASSET))
 
     def load_assets(self, dir_path: str) -> None:
         self.tokenizer = InGraphTokenizer(os.path.join(dir_path, VOCAB_ASSET), self.do_lower_case)

@@ -17,9 +17,8 @@ import logging
 import os
 
 import keras
-import tensorflow as tf
 
-from bert_tf import checkpoints, hf_checkpoints
+from bert_tf import checkpoints, filesystem, hf_checkpoints
 from bert_tf.checkpoints import LoadReport
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
@@ -58,7 +57,7 @@ class ModelDirectory:
 
 def require_file(directory: str, name: str) -> str:
     path = os.path.join(directory, name)
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         raise InputError(f"{directory}: no {name} (expected a BERT model directory)")
     return path
 
@@ -96,8 +95,8 @@ def load_model_directory(
     pretrained = os.path.join(directory, "pretrained")
     if (
         model_class is None
-        and not os.path.isfile(os.path.join(directory, TASK_MODEL_FILE))
-        and os.path.isdir(pretrained)
+        and not filesystem.isfile(os.path.join(directory, TASK_MODEL_FILE))
+        and filesystem.isdir(pretrained)
     ):
         checkpoint = directory = pretrained
     description = task_model_description(directory)
@@ -119,8 +118,8 @@ def load_model_directory(
     report = load_checkpoint(model, checkpoint)
     _check_heads(model, report, require_heads)
     own_vocab = os.path.join(directory, "vocab.txt")
-    if os.path.isfile(own_vocab) or vocab_file is None:
-        vocab_file = own_vocab if os.path.isfile(own_vocab) else None
+    if filesystem.isfile(own_vocab) or vocab_file is None:
+        vocab_file = own_vocab if filesystem.isfile(own_vocab) else None
     return ModelDirectory(model, vocab_file, casing, read_labels(directory), report)
 
 
@@ -152,7 +151,7 @@ def _model_of_checkpoint(checkpoint: str, config: BertConfig) -> keras.Model:
     if is_hf_directory(directory):
         return _hf_model(directory, config)
     prefix = checkpoints.resolve_checkpoint_path(checkpoint)
-    shapes = dict(tf.train.list_variables(prefix))
+    shapes = checkpoints.checkpoint_reader(prefix).get_variable_to_shape_map()
     if OBJECT_GRAPH in shapes:  # run_pretraining.py's training checkpoint
         return BertPretrainer(config)
     if "cls/seq_relationship/output_weights" in shapes:

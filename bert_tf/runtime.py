@@ -19,6 +19,7 @@ import tempfile
 import keras
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
@@ -238,7 +239,7 @@ def _checkpoint_dir(strategy: tf.distribute.Strategy, output_dir: str) -> str:
     """Where this worker saves: output_dir on the chief; the other workers take part in each
     (collective) save but write to a scratch folder, removed at exit."""
     if is_chief(strategy):
-        os.makedirs(output_dir, exist_ok=True)
+        filesystem.makedirs(output_dir)
         return output_dir
     scratch = tempfile.mkdtemp(prefix="bert_tf_worker_")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)

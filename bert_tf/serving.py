@@ -18,19 +18,17 @@ TF Serving binary built with them (README "Serving").
 
 from __future__ import annotations
 
-import glob
 import json
 import logging
 import os
-import shutil
-import tempfile
 from collections.abc import Callable, Sequence
 
 import keras
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import usual_permissions
+from bert_tf.fileio import atomic_write_text, staging_folder
 from bert_tf.text_graph import InGraphTokenizer
 
 logger = logging.getLogger(__name__)
@@ -48,22 +46,20 @@ def check_export_dir(export_dir: str, output_dir: str | None = None) -> None:
     earlier export of ours (a SavedModel with METADATA_FILE), which the export replaces whole:
     nothing else is ever deleted. Called before any work, and again just before the
     replacement."""
-    if "://" in export_dir:  # a remote file system reports its own errors
-        return
-    path = os.path.abspath(export_dir)
-    if output_dir and "://" not in output_dir:
-        inside = os.path.commonpath([path, os.path.abspath(output_dir)]) == path
-        if inside:
+    path = filesystem.absolute(export_dir)
+    if output_dir and filesystem.is_url(path) == filesystem.is_url(output_dir):
+        output_dir_path = filesystem.absolute(output_dir).rstrip("/")
+        if (output_dir_path + "/").startswith(path.rstrip("/") + "/"):
             raise InputError(
                 f"--export_dir={export_dir}: holds --output_dir={output_dir}, whose checkpoints "
                 "the export would replace; expected a folder of its own, e.g. "
                 f"{os.path.join(output_dir, 'export')}"
             )
-    if os.path.lexists(path) and not os.path.isdir(path):
+    if filesystem.exists(path) and not filesystem.isdir(path):
         raise InputError(f"--export_dir={export_dir}: is a file; expected a folder")
-    if not os.path.isdir(path) or not os.listdir(path) or _is_export(path):
+    if not filesystem.isdir(path) or not filesystem.listdir(path) or _is_export(path):
         return
-    names = sorted(os.listdir(path))
+    names = sorted(filesystem.listdir(path))
     shown = ", ".join(names[:3]) + (f" and {len(names) - 3} more" if len(names) > 3 else "")
     raise InputError(
         f"--export_dir={export_dir}: holds {shown}, not a SavedModel exported here; expected a "
@@ -72,7 +68,7 @@ def check_export_dir(export_dir: str, output_dir: str | None = None) -> None:
 
 
 def _is_export(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "saved_model.pb")) and os.path.isfile(
+    return filesystem.isfile(os.path.join(path, "saved_model.pb")) and filesystem.isfile(
         os.path.join(path, METADATA_FILE)
     )
 
@@ -223,22 +219,13 @@ def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata
     export is replaced only by a complete one), with `metadata` (what a client needs to know)
     in assets.extra/bert_tf.json, where SavedModels keep files TensorFlow does not read.
     Returns `export_dir`."""
-    export_dir = os.path.abspath(export_dir)
-    parent = os.path.dirname(export_dir)
-    os.makedirs(parent, exist_ok=True)
+    export_dir = filesystem.absolute(export_dir).rstrip("/")
     _restore_interrupted_swap(export_dir)
-    staging = tempfile.mkdtemp(prefix=os.path.basename(export_dir) + ".tmp-", dir=parent)
-    usual_permissions(staging)  # mkdtemp makes it private (0700)
-    try:
+    with staging_folder(export_dir) as staging:
         archive.write_out(staging, verbose=False)
-        os.makedirs(os.path.join(staging, os.path.dirname(METADATA_FILE)))
-        with open(os.path.join(staging, METADATA_FILE), "w") as f:
-            json.dump(metadata, f, indent=2)
+        atomic_write_text(os.path.join(staging, METADATA_FILE), json.dumps(metadata, indent=2))
         check_export_dir(export_dir)  # what is there now: an earlier export, or nothing
         _swap_in(staging, export_dir)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
     logger.info("SavedModel for serving in %s", export_dir)
     return export_dir
 
@@ -252,25 +239,27 @@ def _swap_in(staging: str, export_dir: str) -> None:
     moment one whole export is under the real name, but between two renames (a kill there
     leaves the earlier one as `export_dir.previous-PID`, which the next export puts back)."""
     previous = None
-    if os.path.isdir(export_dir):
+    if filesystem.isdir(export_dir):
         previous = export_dir + _PREVIOUS.format(pid=os.getpid())
-        os.replace(export_dir, previous)
+        filesystem.rename(export_dir, previous, last=("saved_model.pb",))
     try:
-        os.replace(staging, export_dir)
+        filesystem.rename(staging, export_dir, last=("saved_model.pb",))
     except BaseException:
         if previous:
-            os.replace(previous, export_dir)
+            filesystem.rmtree(export_dir)
+            filesystem.rename(previous, export_dir, last=("saved_model.pb",))
         raise
     if previous:
-        shutil.rmtree(previous, ignore_errors=True)
+        filesystem.rmtree(previous)
 
 
 def _restore_interrupted_swap(export_dir: str) -> None:
     """Puts back the earlier export that a killed `_swap_in` left aside, if nothing took its
     place."""
-    for previous in glob.glob(glob.escape(export_dir) + _PREVIOUS.format(pid="*")):
-        if os.path.exists(export_dir):
-            shutil.rmtree(previous, ignore_errors=True)  # the swap got as far as the new one
+    for previous in filesystem.glob(filesystem.escape(export_dir) + _PREVIOUS.format(pid="*")):
+        if _is_export(export_dir):
+            filesystem.rmtree(previous)  # the swap got as far as the new one
         else:
-            os.replace(previous, export_dir)
+            filesystem.rmtree(export_dir)  # a copy (on a URL) cut short
+            filesystem.rename(previous, export_dir, last=("saved_model.pb",))
             logger.warning("%s: put back the export an interrupted export moved aside", export_dir)

@@ -10,6 +10,7 @@ import os
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
+from bert_tf import filesystem
 from bert_tf.distribute import is_chief
 from bert_tf.fileio import atomic_write_text
 
@@ -45,7 +46,7 @@ def write_summaries(writer, metrics: dict, step: int) -> None:
 def write_eval_results(path: str, metrics: dict) -> None:
     """`key = value` lines sorted by key: the original's eval_results.txt."""
     atomic_write_text(path, "".join(f"{k} = {metrics[k]}\n" for k in sorted(metrics)))
-    logger.info("eval results in %s", os.path.abspath(path))
+    logger.info("eval results in %s", filesystem.absolute(path))
 
 
 @contextlib.contextmanager

@@ -17,13 +17,13 @@ on text that the original handles (google-research/bert's tokenization is the re
 from __future__ import annotations
 
 import os
-import shutil
-import tempfile
+import uuid
 import weakref
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from bert_tf import filesystem
 from bert_tf.tokenization import load_vocab, require_tokens
 
 # As tokenization.py: what is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and
@@ -48,7 +48,7 @@ def normalized_vocab_file(vocab_file: str, directory: str) -> tuple[str, dict[st
     """
     ids = load_vocab(vocab_file)
     path = os.path.join(directory, "vocab.txt")
-    with open(path, "w", encoding="utf-8") as f:
+    with filesystem.open_file(path, "w") as f:
         f.write("".join(token + "\n" for token in ids))
     return path, dict(ids)
 
@@ -65,9 +65,12 @@ class InGraphTokenizer(tf.Module):
 
     def __init__(self, vocab_file: str, do_lower_case: bool = True) -> None:
         super().__init__(name="tokenizer")
-        self._scratch = tempfile.mkdtemp(prefix="bert_tf_vocab_")
-        # The asset must exist until tf.saved_model.save copies it; the copy goes with the module.
-        weakref.finalize(self, shutil.rmtree, self._scratch, ignore_errors=True)
+        # In TensorFlow's in-process file system, not on a disk (a TPU VM's may be small; the
+        # run's own folders may all be gs://). The asset must exist until tf.saved_model.save
+        # copies it; the copy goes with the module.
+        self._scratch = f"ram://bert_tf_vocab_{uuid.uuid4().hex}"
+        filesystem.makedirs(self._scratch)
+        weakref.finalize(self, filesystem.rmtree, self._scratch)
         normalized, vocab = normalized_vocab_file(vocab_file, self._scratch)
         self.vocab_asset = tf.saved_model.Asset(normalized)
         self.do_lower_case = do_lower_case

@@ -12,13 +12,13 @@ from __future__ import annotations
 import dataclasses
 import math
 import mmap
-import os
 import struct
 from collections.abc import Iterable, Sequence
 from typing import BinaryIO
 
 import numpy as np
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open
 
@@ -211,28 +211,40 @@ def count_complete_records(path: str) -> int:
     record); returns how many records the file holds, or raises `InputError` naming the file
     where one is cut short: a copy or a write that did not finish, found before training
     rather than at that record."""
-    with open(path, "rb") as f:
-        size = os.fstat(f.fileno()).st_size
-        if not size:
-            return 0
+    size = filesystem.getsize(path)
+    if not size:
+        return 0
+    with filesystem.open_file(path, "rb") as f:
+        if filesystem.is_url(path):  # no mmap there: a seek and a header read per record
+            return _count_records(path, size, _header_reader(f))
         with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            count, offset = 0, 0
-            while offset < size:
-                # length (uint64 LE), its masked CRC, the data, the data's masked CRC
-                end = offset + 12  # the header first
-                if end <= size:
-                    end += _LENGTH.unpack_from(data, offset)[0] + 4
-                if end > size:
-                    needs = f"needs {end} bytes, the file has {size}"
-                    if not count:  # text, say, whose first bytes read as a huge length
-                        raise InputError(
-                            f"{path} is not a TFRecord file (its first record {needs})"
-                        )
-                    raise InputError(
-                        f"{path}: truncated TFRecord file: record {count + 1} starts at byte "
-                        f"{offset} and {needs}; copy or make it again"
-                    )
-                offset, count = end, count + 1
+            return _count_records(path, size, lambda offset: _LENGTH.unpack_from(data, offset)[0])
+
+
+def _header_reader(f: BinaryIO):
+    def length_at(offset: int) -> int:
+        f.seek(offset)
+        return _LENGTH.unpack(f.read(8))[0]
+
+    return length_at
+
+
+def _count_records(path: str, size: int, length_at) -> int:
+    count, offset = 0, 0
+    while offset < size:
+        # length (uint64 LE), its masked CRC, the data, the data's masked CRC
+        end = offset + 12  # the header first
+        if end <= size:
+            end += length_at(offset) + 4
+        if end > size:
+            needs = f"needs {end} bytes, the file has {size}"
+            if not count:  # text, say, whose first bytes read as a huge length
+                raise InputError(f"{path} is not a TFRecord file (its first record {needs})")
+            raise InputError(
+                f"{path}: truncated TFRecord file: record {count + 1} starts at byte "
+                f"{offset} and {needs}; copy or make it again"
+            )
+        offset, count = end, count + 1
     return count
 
 

@@ -26,6 +26,7 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
 
@@ -69,9 +70,9 @@ def tokenizer_config_do_lower_case(directory: str | os.PathLike) -> bool | None:
     """The `do_lower_case` of a Hugging Face directory's tokenizer_config.json (None: no such
     file or setting)."""
     path = os.path.join(directory, "tokenizer_config.json")
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         return None
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         value = json.load(f).get("do_lower_case")
     return None if value is None else bool(value)
 
@@ -84,7 +85,7 @@ def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str |
     """
     if not init_checkpoint:
         return
-    if os.path.isfile(os.path.join(init_checkpoint, "tokenizer_config.json")):
+    if filesystem.isfile(os.path.join(init_checkpoint, "tokenizer_config.json")):
         expected = tokenizer_config_do_lower_case(init_checkpoint)
         if expected is not None and expected != do_lower_case:
             raise InputError(

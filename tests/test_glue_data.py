@@ -101,6 +101,11 @@ CASES = {
         [["index", "sentence1", "sentence2", "label"], ["0", "I stuck a pin.", "The pin.", "1"]],
         ("I stuck a pin.", "The pin.", "1"),
     ),
+    "ax": (  # no training set: its test file, which the MNLI model predicts
+        "diagnostic.tsv",
+        [["index", "sentence1", "sentence2"], ["0", "The cat sat.", "The cat did not sit."]],
+        ("The cat sat.", "The cat did not sit.", "contradiction"),
+    ),
     "xnli": (
         "multinli/multinli.train.zh.tsv",
         [["premise", "hypo", "label"], ["他说", "她说", "contradictory"]],
@@ -117,7 +122,9 @@ def test_every_task_has_a_case():
 def test_each_processor_reads_its_train_columns(task, tmp_path):
     file_name, rows, expected = CASES[task]
     write_tsv(tmp_path / file_name, rows)
-    (example,) = get_processor(task).get_train_examples(str(tmp_path))
+    processor = get_processor(task)
+    split = "train" if "train" in processor.splits() else "test"  # AX: a test set alone
+    (example,) = processor.get_examples(str(tmp_path), split)
     assert (example.text_a, example.text_b, example.label) == expected
 
 

@@ -14,6 +14,7 @@ import dataclasses
 import io
 import os
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
 from bert_tf.tokenization import convert_to_unicode
@@ -41,7 +42,7 @@ def read_tsv(path: str, header: bool, columns: int | None = None) -> list[tuple[
     Raises:
         InputError: the file is missing or empty, or a row has the wrong number of columns.
     """
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         raise InputError(f"{path}: no such file (check --data_dir and --task_name)")
     text = read_text(path, "a tab-separated GLUE file")
     rows = list(csv.reader(io.StringIO(text, newline=""), delimiter="\t", quotechar=None))
@@ -264,6 +265,21 @@ class WnliProcessor(DataProcessor):
     }
 
 
+class AxProcessor(DataProcessor):
+    """GLUE's diagnostic set (AX; download_glue_data.py's diagnostic/diagnostic.tsv): sentence
+    pairs with no label and no training split, which GLUE's submission predicts with the MNLI
+    model (--do_predict with --init_checkpoint its output_dir)."""
+
+    name = "AX"
+    labels = MnliProcessor.labels
+    test_label = MnliProcessor.test_label
+    _columns = {"test": ("diagnostic.tsv", True, 1, 2, None)}
+
+    @property
+    def is_pair(self) -> bool:
+        return True
+
+
 class XnliProcessor(DataProcessor):
     """XNLI as the original has it: Chinese ("zh", hard-coded there too), training on the
     machine-translated MultiNLI and evaluating on the XNLI dev set. No test split."""
@@ -296,6 +312,7 @@ PROCESSORS: dict[str, type[DataProcessor]] = {
     "qnli": QnliProcessor,
     "rte": RteProcessor,
     "wnli": WnliProcessor,
+    "ax": AxProcessor,
     "xnli": XnliProcessor,
 }
 # Spellings users type for the same tasks.

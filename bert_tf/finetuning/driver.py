@@ -31,9 +31,10 @@ import random
 
 import numpy as np
 
+from bert_tf import filesystem
 from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
-from bert_tf.distribute import barrier, is_chief
+from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
 from bert_tf.evaluation import predict
 from bert_tf.fileio import atomic_write_text, check_writable_folder
@@ -147,8 +148,9 @@ def _train(task: Task, trainer: Trainer, settings, examples, features, schedule)
         task.name, len(examples), count, options.train_batch_size, steps, warmup,
         options.learning_rate,
     )  # fmt: skip
+    seed = input_seed(options.seed, trainer.strategy)
     dataset = record_dataset(
-        path, task.record_schema(True).spec(), options.train_batch_size, True, options.seed
+        path, task.record_schema(True).spec(), options.train_batch_size, True, seed
     )
     train(trainer, settings, dataset, steps)
 
@@ -164,7 +166,7 @@ def _evaluate(task: Task, trainer: Trainer, splits: dict, examples: dict, featur
             stale = task.output_files(split) + [task.results_files.get(split, "")]
             for name in filter(None, stale):
                 with contextlib.suppress(FileNotFoundError):
-                    os.remove(os.path.join(output_dir, name))
+                    filesystem.remove(os.path.join(output_dir, name))
     recorded = collections.defaultdict(dict)
     for split, batch_size in splits.items():
         logger.info(

@@ -17,6 +17,7 @@ import io
 import os
 from collections.abc import Iterable, Sequence
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
 from bert_tf.model_dir import LABELS_FILE
@@ -81,7 +82,7 @@ def find_split_file(data_dir: str, split: str) -> str:
     """
     for name in SPLIT_FILES[split]:
         path = os.path.join(data_dir, name)
-        if os.path.isfile(path):
+        if filesystem.isfile(path):
             return path
     raise InputError(
         f"--data_dir={data_dir}: no {split} file (expected one of {', '.join(SPLIT_FILES[split])})"
@@ -95,7 +96,7 @@ def read_conll_file(path: str) -> ConllFile:
         InputError: a missing or empty file, a line with another column count than the
             first, a line with a single column, or a malformed tag (file:line each).
     """
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         raise InputError(f"{path}: no such file")
     return parse_conll_lines(io.StringIO(read_text(path, "a CoNLL column file")), path)
 
@@ -215,14 +216,11 @@ def resolve_labels(
     """
     saved_files = [os.path.join(output_dir, LABELS_FILE)]
     if init_checkpoint:
-        directory = (
-            init_checkpoint if os.path.isdir(init_checkpoint) else os.path.dirname(init_checkpoint)
-        )
-        saved_files.append(os.path.join(directory, LABELS_FILE))
-    saved_file = next((path for path in saved_files if os.path.isfile(path)), None)
+        saved_files.append(os.path.join(filesystem.folder_of(init_checkpoint), LABELS_FILE))
+    saved_file = next((path for path in saved_files if filesystem.isfile(path)), None)
     saved = None
     if saved_file:
-        with open(saved_file, encoding="utf-8") as f:
+        with filesystem.open_file(saved_file) as f:
             saved = [line.strip() for line in f if line.strip()]
     if train is not None:
         labels = label_list(train.entity_types())

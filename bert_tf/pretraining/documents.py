@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-import glob
 import os
 from collections.abc import Iterable, Iterator, Sequence
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
 from bert_tf.pretraining.corpus import split_sentences
@@ -17,25 +17,18 @@ Document = list[list[int]]
 
 
 def expand_input_files(input_file: str, flag: str = "--input_file") -> list[str]:
-    """Comma-separated patterns, each glob-expanded in order, as the original's flag.
-
-    Local paths use `glob` (no TensorFlow import); URLs (gs://, hdfs://) use `tf.io.gfile`.
-    """
+    """Comma-separated patterns, each glob-expanded in order, as the original's flag (local
+    paths with no TensorFlow import; URLs, gs://, through `tf.io.gfile`)."""
     files: list[str] = []
     for pattern in input_file.split(","):
         if not pattern:
             continue
-        if "://" in pattern:
-            import tensorflow as tf
-
-            matches = sorted(tf.io.gfile.glob(pattern))
-        else:
-            matches = sorted(glob.glob(pattern))
-            for folder in filter(os.path.isdir, matches):
-                raise InputError(
-                    f"{flag}={input_file}: {folder} is a folder; expected files (a pattern such "
-                    f"as {os.path.join(folder, '*')} names the files in it)"
-                )
+        matches = filesystem.glob(pattern)
+        for folder in filter(filesystem.isdir, matches):
+            raise InputError(
+                f"{flag}={input_file}: {folder} is a folder; expected files (a pattern such "
+                f"as {os.path.join(folder, '*')} names the files in it)"
+            )
         if not matches:
             raise InputError(f"{flag}={input_file}: no file matches {pattern}")
         files.extend(matches)
@@ -57,7 +50,7 @@ def read_documents(
     """
     documents: list[Document] = [[]]
     for path in input_files:
-        if not os.path.isfile(path):
+        if not filesystem.isfile(path):
             raise InputError(f"--input_file: {path} is not a file")
         for line in read_lines(path, strict_utf8):
             line = line.strip()

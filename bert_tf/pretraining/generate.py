@@ -6,10 +6,10 @@ import contextlib
 import functools
 import logging
 import multiprocessing
-import os
 import random
 from collections.abc import Sequence
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.options import check_options
 from bert_tf.pretraining.documents import Document, read_documents
@@ -123,7 +123,7 @@ def create_pretraining_data_per_file(
         random_seed=random_seed,
     )
     # Largest files first, so that no worker is left with a big file at the end.
-    tasks = sorted(enumerate(input_files), key=lambda task: -os.path.getsize(task[1]))
+    tasks = sorted(enumerate(input_files), key=lambda task: -filesystem.getsize(task[1]))
     progress = Progress("create_pretraining_data", len(tasks), "files")
     with contextlib.ExitStack() as stack:
         mapper = map

@@ -15,13 +15,13 @@ from __future__ import annotations
 
 import logging
 import os
-import shutil
 
 import tensorflow as tf
 
+from bert_tf import filesystem
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.distribute import is_chief, num_workers
+from bert_tf.distribute import input_seed, is_chief, num_workers
 from bert_tf.errors import InputError
 from bert_tf.evaluation import evaluate
 from bert_tf.fileio import check_writable_folder
@@ -203,7 +203,7 @@ def _dataset(
         options.max_seq_length,
         options.max_predictions_per_seq,
         is_training=is_training,
-        seed=options.seed if is_training else None,
+        seed=input_seed(options.seed, strategy) if is_training else None,
         skip_records=skip,
     )
     data_options = tf.data.Options()
@@ -222,6 +222,6 @@ def export_pretrained(model, output_dir: str, vocab_file: str | None = None) -> 
     prefix = save_original_checkpoint(model, os.path.join(directory, "bert_model.ckpt"))
     model.config.to_json_file(os.path.join(directory, "bert_config.json"))
     if vocab_file:
-        shutil.copyfile(vocab_file, os.path.join(directory, "vocab.txt"))
+        filesystem.copy(vocab_file, os.path.join(directory, "vocab.txt"))
     logger.info("the pre-trained model in the original format: %s", prefix)
     return prefix

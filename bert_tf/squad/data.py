@@ -13,8 +13,8 @@ from __future__ import annotations
 import dataclasses
 import json
 import logging
-import os
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
 from bert_tf.tfds import load_prepared
@@ -72,7 +72,7 @@ def read_squad_file(path: str) -> dict:
     Raises:
         InputError: the file is missing or is not JSON.
     """
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         raise InputError(f"{path}: no such file (expected a SQuAD JSON file)")
     text = read_text(path, "a SQuAD JSON file")
     try:

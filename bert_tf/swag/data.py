@@ -18,6 +18,7 @@ import dataclasses
 import io
 import os
 
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
 
@@ -59,7 +60,7 @@ def read_swag_examples(path: str, has_label: bool = True) -> list[SwagExample]:
             the wrong number of fields, an empty ending or a label that is not 0-3 (naming
             the file:line, the value and what was expected).
     """
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         raise InputError(f"{path}: no such file (check --data_dir)")
     with io.StringIO(read_text(path, "a SWAG CSV file"), newline="") as f:
         reader = csv.DictReader(f)
