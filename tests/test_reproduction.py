@@ -9,12 +9,14 @@ import json
 import math
 import os
 import re
+import shutil
 import subprocess
 import sys
+import zipfile
 from pathlib import Path
 
 import pytest
-from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded
+from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_tsv
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
@@ -112,17 +114,146 @@ def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):
     assert "- MNLI-m: RTE." in markdown
 
 
-def dry_run(script: str, size: str, tmp_path: Path) -> str:
-    env = {
+GLUE_TASKS = ("MNLI", "QQP", "QNLI", "SST-2", "CoLA", "STS-B", "MRPC", "RTE", "WNLI")
+
+
+def paper_data(tmp_path: Path) -> dict:
+    """The environment of a run at the paper's sizes: every data set the tables need, as
+    empty files and folders where they belong (a dry run reads none of them)."""
+    data = tmp_path / "data"
+    files = ["corpus.txt", "heldout.txt", "vocab.txt", "cased_vocab.txt"]
+    files += ["swag/train.csv", "swag/val.csv"]
+    files += [f"squad/{s}-v{v}.json" for s in ("train", "dev") for v in ("1.1", "2.0")]
+    files += [f"conll/{split}.txt" for split in ("train", "valid", "test")]
+    files += [f"glue/{task}/train.tsv" for task in GLUE_TASKS]
+    files += ["glue/MNLI/test_matched.tsv", "glue/MRPC/test.tsv", "glue/diagnostic/diagnostic.tsv"]
+    for name in files:
+        (data / name).parent.mkdir(parents=True, exist_ok=True)
+        (data / name).write_text("")
+    return {
         **SCRIPT_ENV,
-        "CORPUS": "/data/corpus/*.txt",
-        "HELDOUT": "/data/heldout.txt",
-        "VOCAB": "/data/vocab.txt",
-        "GLUE_DIR": str(tmp_path / "glue"),
+        **{name: str(data / f"{name.lower()}.txt") for name in ("CORPUS", "HELDOUT", "VOCAB")},
+        "CASED_VOCAB": str(data / "cased_vocab.txt"),
+        **{f"{name.upper()}_DIR": str(data / name) for name in ("glue", "squad", "swag", "conll")},
+        "BERT_DIR": str(data / "bert"),
     }
-    (tmp_path / "glue" / "MNLI").mkdir(parents=True)
+
+
+def dry_run(script: str, size: str, tmp_path: Path, **env) -> str:
+    env = {**paper_data(tmp_path), **env}
     command = (f"scripts/paper/{script}", size, str(tmp_path / "out"), "--dry_run")
     return succeeded(run_script(*command, timeout=120, env=env, program="bash")).stdout
+
+
+# Every script of scripts/paper that runs steps, with its arguments before SIZE.
+PAPER_SCRIPTS = [
+    ("reproduce_all.sh",), ("reproduce_tables.sh", "table2"), ("table5_ablation.sh",),
+    ("table6_model_size.sh",), ("table8_masking.sh",), ("figure5_steps.sh",),
+    ("glue_table1.sh",), ("squad_tables.sh", "3"), ("swag_table4.sh",), ("ner_table7.sh",),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("script", PAPER_SCRIPTS, ids=lambda script: script[0])
+def test_a_dry_run_in_any_position_prints_every_step_and_runs_nothing(script, tmp_path: Path):
+    out = tmp_path / "out"
+    # --dry_run first for half of the scripts, last for the others.
+    first = PAPER_SCRIPTS.index(script) % 2
+    args = [*script[1:], "base", str(out)]
+    args = ["--dry_run", *args] if first else [*args, "--dry_run"]
+    result = run_script(
+        f"scripts/paper/{script[0]}", *args, env=paper_data(tmp_path), program="bash"
+    )
+    commands = succeeded(result).stdout
+    assert "run_" in commands or "glue_search.py" in commands
+    assert not out.exists()  # nothing ran, nothing was made
+    if script[0] == "squad_tables.sh":  # the re-prediction with tau chosen on Dev too
+        assert "--null_score_diff_threshold=" in commands
+
+
+def test_table1_at_base_predicts_each_tasks_test_set_and_glues_diagnostic_with_mnli(tmp_path):
+    out = str(tmp_path / "out")
+    script = ("scripts/paper/reproduce_tables.sh", "table1", "base", out, "--dry_run")
+    commands = succeeded(run_script(*script, env=paper_data(tmp_path), program="bash")).stdout
+    steps = [line for line in commands.splitlines() if line.startswith("# ")]
+    # MNLI's test sets are test_matched/mismatched.tsv, not test.tsv: predicted too.
+    assert any(step.endswith("MNLI/0/predict") for step in steps)
+    assert any(step.endswith("MRPC/0/predict") for step in steps)
+    (ax,) = [line for line in commands.splitlines() if "--task_name=AX" in line]
+    assert "--do_predict=True" in ax and "/finetuning/" in ax and "MNLI" in ax
+
+
+def test_the_glue_submission_zips_a_file_per_task_under_glues_names(tmp_path: Path):
+    from reproduction.submission import GLUE_FILES, majority_predictions, write_submission
+
+    wnli = tmp_path / "WNLI"
+    header = ["index", "sentence1", "sentence2", "label"]
+    write_tsv(
+        wnli / "train.tsv",
+        [header, ["0", "a", "b", "1"], ["1", "c", "d", "1"], ["2", "e", "f", "0"]],
+    )
+    write_tsv(wnli / "test.tsv", [header[:3]] + [[str(i), "x", "y"] for i in range(4)])
+    files = {}
+    for number, name in enumerate(GLUE_FILES[:-2]):  # all but WNLI's and AX's
+        files[name] = tmp_path / "runs" / name
+        write_tsv(files[name], [["index", "prediction"]] + [[str(i), "1"] for i in range(number)])
+    files["WNLI.tsv"] = tmp_path / "WNLI.tsv"
+    assert majority_predictions(str(wnli), str(files["WNLI.tsv"])) == 4
+    archive = tmp_path / "glue_submission.zip"
+    assert write_submission({k: str(v) for k, v in files.items()}, str(archive)) == ["AX.tsv"]
+    with zipfile.ZipFile(archive) as zipped:
+        assert zipped.namelist() == list(GLUE_FILES[:-1])  # at the top, GLUE's names
+        rows = {name: zipped.read(name).decode().splitlines() for name in zipped.namelist()}
+    assert [len(rows[name]) - 1 for name in GLUE_FILES[:-2]] == list(range(9))
+    assert rows["WNLI.tsv"] == ["index\tprediction"] + [f"{i}\t1" for i in range(4)]
+
+
+def test_a_missing_out_or_data_set_at_base_is_one_line_each_before_any_work(tmp_path: Path):
+    env = paper_data(tmp_path)
+    result = run_script(
+        "scripts/paper/reproduce_all.sh", "base", "--dry_run", env=env, program="bash"
+    )
+    assert "give OUT at size base" in error_line(result, "reproduce_all.sh")
+
+    shutil.rmtree(Path(env["GLUE_DIR"]) / "QNLI")
+    del env["SWAG_DIR"]
+    out = tmp_path / "out"
+    result = run_script("scripts/paper/reproduce_all.sh", "base", str(out), env=env, program="bash")
+    assert result.returncode == 1 and "Traceback" not in result.stderr
+    errors = [line for line in result.stderr.splitlines() if "error:" in line]
+    assert errors == [
+        f"reproduce.py: error: GLUE_DIR={env['GLUE_DIR']}: no {env['GLUE_DIR']}/QNLI; expected "
+        "GLUE's task folders (download_glue_data.py's)",
+        "reproduce.py: error: SWAG_DIR is not set; expected SWAG's train.csv and val.csv",
+    ]  # and no stand-in: QNLI is not built from SQuAD, nor SWAG from the held-out text
+    assert not out.exists()
+
+
+def test_every_model_step_at_base_runs_on_the_accelerator_with_the_users_extra_flags(
+    tmp_path: Path,
+):
+    extra = "--gradient_accumulation_steps=2"
+    commands = dry_run(
+        "table5_ablation.sh", "base", tmp_path, PLATFORM="tpu", TPU_NAME="pod", EXTRA_FLAGS=extra
+    ).splitlines()
+    models = [line for line in commands if "run_classifier.py" in line or "run_squad.py" in line]
+    assert models and all("--use_tpu=True --tpu_name=pod" in line for line in models)
+    pretraining = [line for line in commands if "pretrain_bert.sh" in line]
+    assert pretraining and all("--objective=" in line and extra in line for line in pretraining)
+    commands = dry_run("table5_ablation.sh", "base", tmp_path / "gpu").splitlines()
+    models = [line for line in commands if "run_classifier.py" in line]
+    assert all("--distribution_strategy=mirrored" in line for line in models)
+
+
+def test_pretrain_bert_on_a_tpu_accumulates_where_a_core_holds_less_than_its_share(tmp_path):
+    env = {**SCRIPT_ENV, "PLATFORM": "tpu", "TPU_NAME": "pod", "OUT": "gs://bucket/large"}
+    result = run_script(
+        "scripts/paper/pretrain_bert.sh", "large", "--dry_run", env=env, program="bash"
+    )
+    phases = [line for line in succeeded(result).stdout.splitlines() if "run_pretraining" in line]
+    # 256 sequences on 8 cores of 8 (phase 1) and of 2 (phase 2, 512 tokens) sequences
+    assert ["--gradient_accumulation_steps=4" in phases[0], "=16" in phases[1]] == [True, True]
+    assert "--output_dir=gs://bucket/large/phase1" in phases[0]
+    assert not (REPO / "gs:").exists()  # no local folder named after the URL
 
 
 def test_table6_base_pretrains_the_papers_six_shapes_and_restarts_five_times(tmp_path: Path):
@@ -145,8 +276,9 @@ def test_table8_base_writes_data_with_each_masking_rate(tmp_path: Path):
     # every row's model (and the no-pre-training floor's) is also measured on the same
     # all-[MASK] held-out records
     mask_only = [line for line in commands.splitlines() if "/eval_mask_only " in line]
-    assert len(mask_only) == 7 and sum("_random/" in line for line in mask_only) == 1
-    assert all("1.0_0.0_0.0/heldout/phase2_seq512/" in line for line in mask_only)
+    assert len(mask_only) == 7 and sum("_random_cased/" in line for line in mask_only) == 1
+    # cased, as the NER columns' models (Table 7's)
+    assert all("1.0_0.0_0.0_cased/heldout/phase2_seq512/" in line for line in mask_only)
 
 
 def test_figure5_large_fine_tunes_the_kept_phase_1_checkpoints(tmp_path: Path):
@@ -358,6 +490,19 @@ def test_glue_search_table1_takes_each_tasks_best_run_and_averages(tmp_path: Pat
     assert lines[1].split("\t")[:3] == ["MNLI-m", "eval_accuracy", "84.0"]
     assert lines[2].split("\t")[:3] == ["MNLI-mm", "eval_mismatched_accuracy", "83.0"]
     assert lines[3].split("\t")[:3] == ["Average", "", "83.5"]
+
+
+def test_a_step_killed_midway_is_run_again_though_its_output_folder_exists(tmp_path: Path):
+    from reproduction.runner import Runner
+
+    runner = Runner(str(tmp_path), dry_run=False)
+    phase2 = tmp_path / "records" / "phase2_seq512"  # made before its shards are written
+    with pytest.raises(SystemExit):
+        runner.run("data/train", ["bash", "-c", f"mkdir -p {phase2} && exit 1"], str(phase2))
+    assert phase2.is_dir() and not runner.is_done("data/train", str(phase2))
+    runner.run("data/train", ["touch", str(phase2 / "part-0")], str(phase2))
+    assert runner.is_done("data/train", str(phase2))
+    runner.run("data/train", ["false"], str(phase2))  # done: not run again
 
 
 def test_the_runner_skips_done_steps_and_counts_the_pending_ones(tmp_path: Path, capsys):

@@ -25,13 +25,13 @@ Extra flags for run_classifier.py go after `--`.
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 import subprocess
 import sys
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.classification.processors import get_processor
+from bert_tf.fileio import atomic_write_text, read_text
 from bert_tf.options import Options, check_options, non_negative, option, options, positive
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
@@ -50,22 +50,18 @@ def main_metric(processor) -> str:
 
 
 def read_results(path: str) -> dict[str, float]:
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         return {k: float(v) for k, v in (line.strip().split(" = ") for line in f if " = " in line)}
 
 
 def truncated_copy(source_dir: str, target_dir: str, processor, limits: dict[str, int]) -> str:
     """A copy of the task's train/dev files with at most limits[split] examples each."""
-    os.makedirs(target_dir, exist_ok=True)
+    filesystem.makedirs(target_dir)
     for split, limit in limits.items():
         file_name, header = processor.split_file(split)
-        with open(os.path.join(source_dir, file_name), encoding="utf-8-sig") as f:
-            lines = f.readlines()
+        lines = read_text(os.path.join(source_dir, file_name), "a GLUE file").splitlines(True)
         keep = lines[: limit + (1 if header else 0)] if limit else lines
-        target = os.path.join(target_dir, file_name)
-        os.makedirs(os.path.dirname(target), exist_ok=True)
-        with open(target, "w", encoding="utf-8") as f:
-            f.writelines(keep)
+        atomic_write_text(os.path.join(target_dir, file_name), "".join(keep))
     return target_dir
 
 
@@ -92,7 +88,7 @@ def run(args, extra: list[str]) -> list[dict]:
         data_dir = os.path.join(args.glue_dir, GLUE_DIRS.get(processor.name, processor.name))
         if args.max_train_examples or args.max_eval_examples:
             limits = {"train": args.max_train_examples, "dev": args.max_eval_examples}
-            if os.path.isfile(os.path.join(data_dir, processor.split_file("test")[0])):
+            if filesystem.isfile(os.path.join(data_dir, processor.split_file("test")[0])):
                 limits["test"] = args.max_eval_examples
             data_dir = truncated_copy(
                 data_dir, os.path.join(args.output_dir, "data", processor.name), processor, limits
@@ -104,7 +100,7 @@ def run(args, extra: list[str]) -> list[dict]:
             for seed in range(restarts):
                 out = os.path.join(args.output_dir, processor.name, f"lr{lr}_seed{seed}")
                 results_file = os.path.join(out, "eval_results.txt")
-                if not os.path.isfile(results_file):
+                if not filesystem.isfile(results_file):
                     command = classifier_command(
                         args,
                         task,
@@ -153,10 +149,10 @@ def predict_test_sets(rows: list[dict], args, extra: list[str]) -> list[dict]:
         processor = get_processor("MNLI" if task.startswith("MNLI") else task)
         test_file, _ = processor.split_file("test")
         submission = ""
-        if os.path.isfile(os.path.join(best["data_dir"], test_file)):
+        if filesystem.isfile(os.path.join(best["data_dir"], test_file)):
             name = "MNLI-mm.tsv" if task == "MNLI-mm" else f"{processor.name}.tsv"
             predictions = os.path.join(best["output_dir"], name)
-            if not os.path.isfile(predictions):
+            if not filesystem.isfile(predictions):
                 command = classifier_command(
                     args,
                     processor.name,
@@ -167,9 +163,9 @@ def predict_test_sets(rows: list[dict], args, extra: list[str]) -> list[dict]:
                 )
                 print(f"== {task} test set (lr={best['lr']} seed={best['seed']})", flush=True)
                 subprocess.run(command, check=True)
-            os.makedirs(submission_dir, exist_ok=True)
+            filesystem.makedirs(submission_dir)
             submission = os.path.join(submission_dir, name)
-            shutil.copyfile(predictions, submission)
+            filesystem.copy(predictions, submission)
         table.append({**best, "submission": submission})
     return table
 
@@ -186,10 +182,7 @@ def write_table1(table: list[dict], path: str) -> str:
         )))  # fmt: skip
     average = statistics.fmean(100 * row["value"] for row in table)
     lines.append(f"Average\t\t{average:.1f}\t\t\t")
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "\n".join(lines) + "\n")
     return "\n".join(line.replace("\t", "  ") for line in lines)
 
 
@@ -225,10 +218,7 @@ def write_summary(summary: list[dict], path: str) -> str:
     for row in summary:
         cells = [f"{row[c]:.4f}" if isinstance(row[c], float) else str(row[c]) for c in columns]
         lines.append("\t".join(cells))
-    tmp = path + ".tmp"
-    with open(tmp, "w", encoding="utf-8") as f:
-        f.write("\n".join(lines) + "\n")
-    os.replace(tmp, path)
+    atomic_write_text(path, "\n".join(lines) + "\n")
     table = [f"{'task':8} {'metric':16} {'lr':>6} {'runs':>4} {'mean':>7} {'std':>7} {'best':>7}"]
     for row in summary:
         table.append(

@@ -5,7 +5,7 @@
 # held-out records (80/10/10, and all-[MASK]). How `long`'s rate was chosen
 # (docs/REPRODUCTION.md).
 #
-# Usage: scripts/paper/lr_search.sh OUT RATE...   e.g. output/paper_long 5e-4 1e-3 2e-3
+# Usage: scripts/paper/lr_search.sh OUT RATE... [--dry_run]   e.g. output/paper_long 5e-4 1e-3 2e-3
 #   OUT: a reproduce.py --size=long output folder whose data/ is written (corpus, vocab, the
 #   80/10/10 training and held-out records, the 1.0,0.0,0.0 held-out records).
 #   Writes OUT/lr_search/lr<RATE>/ (a run, eval/, eval_mask_only/) and OUT/lr_search/lr_search.tsv.
@@ -13,25 +13,30 @@
 #   4000). A rerun skips the rates done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-out=${1:?usage: lr_search.sh OUT RATE...}
-shift
+source scripts/paper/common.sh
+split_args --dry_run "$@"
+out=${positional[0]:?usage: lr_search.sh OUT RATE... [--dry_run]}
 SIZE=${SIZE:-L-4_H-128_A-2} STEPS=${STEPS:-40000} WARMUP=${WARMUP:-400} STOP=${STOP:-4000}
 data=$out/data
 records=$data/records/0.8_0.1_0.1
-for lr in "$@"; do
+for lr in "${positional[@]:1}"; do
   run=$out/lr_search/lr$lr
   [[ -e $run/eval_mask_only/eval_results.txt ]] && continue
-  mkdir -p "$run"
-  python scripts/make_bert_config.py --size="$SIZE" --vocab_file="$data/vocab.txt" \
+  make_folder "$run"
+  run python scripts/make_bert_config.py --size="$SIZE" --vocab_file="$data/vocab.txt" \
     --output_file="$run/shape.json"
-  if [[ ! -e $run/ckpt-$STOP.index ]]; then
-    python run_pretraining.py --bert_config_file="$run/shape.json" \
-      --input_file="$records/train.tfrecord" --eval_input_file="$records/heldout.tfrecord" \
-      --output_dir="$run" --vocab_file="$data/vocab.txt" --objective=mlm_nsp \
-      --keep_checkpoint_every_n_steps=8000 --do_train=True --do_eval=True \
-      --train_batch_size=32 --eval_batch_size=32 --max_eval_steps=1000 --learning_rate="$lr" \
-      --num_train_steps="$STEPS" --num_warmup_steps="$WARMUP" --save_checkpoints_steps=1000 \
-      --log_steps=250 --use_xla=True --seed=1 >> "$run/train.log" 2>&1 &
+  train=(python run_pretraining.py --bert_config_file="$run/shape.json"
+    --input_file="$records/train.tfrecord" --eval_input_file="$records/heldout.tfrecord"
+    --output_dir="$run" --vocab_file="$data/vocab.txt" --objective=mlm_nsp
+    --keep_checkpoint_every_n_steps=8000 --do_train=True --do_eval=True
+    --train_batch_size=32 --eval_batch_size=32 --max_eval_steps=1000 --learning_rate="$lr"
+    --num_train_steps="$STEPS" --num_warmup_steps="$WARMUP" --save_checkpoints_steps=1000
+    --log_steps=250 --use_xla=True --seed=1)
+  if $dry_run; then
+    run "${train[@]}"
+    echo "# (stopped once $run/ckpt-$STOP.index is written)"
+  elif [[ ! -e $run/ckpt-$STOP.index ]]; then
+    "${train[@]}" >> "$run/train.log" 2>&1 &
     pid=$!
     # Stopped once step STOP's checkpoint is written (SIGTERM: it saves the step under way).
     while [[ ! -e $run/ckpt-$STOP.index ]] && kill -0 $pid 2>/dev/null; do sleep 5; done
@@ -41,12 +46,14 @@ for lr in "$@"; do
   for heldout in 0.8_0.1_0.1 1.0_0.0_0.0; do
     eval_dir=$run/eval; objective=mlm_nsp
     [[ $heldout == 1.0_0.0_0.0 ]] && eval_dir=$run/eval_mask_only && objective=mlm
-    python run_pretraining.py --bert_config_file="$run/shape.json" \
-      --init_checkpoint="$run/ckpt-$STOP" --input_file="$data/records/$heldout/heldout.tfrecord" \
-      --output_dir="$eval_dir" --do_eval=True --objective=$objective --eval_batch_size=32 \
-      --max_eval_steps=1000 > "$eval_dir.log" 2>&1
+    evaluate=(python run_pretraining.py --bert_config_file="$run/shape.json"
+      --init_checkpoint="$run/ckpt-$STOP" --input_file="$data/records/$heldout/heldout.tfrecord"
+      --output_dir="$eval_dir" --do_eval=True --objective=$objective --eval_batch_size=32
+      --max_eval_steps=1000)
+    if $dry_run; then run "${evaluate[@]}"; else "${evaluate[@]}" > "$eval_dir.log" 2>&1; fi
   done
 done
+$dry_run && exit 0
 # The table: one row per rate searched.
 value() { sed -n "s/^$2 = //p" "$1/eval_results.txt"; }
 {

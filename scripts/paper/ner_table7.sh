@@ -4,7 +4,8 @@
 # classifier trained on frozen BERT activations, one run per feature. F1 is conlleval's
 # entity-level F1. Writes OUT/summary.tsv (approach, dev F1, test F1).
 #
-# Usage: scripts/paper/ner_table7.sh base|large|small [OUT]   (default output/ner_<size>)
+# Usage: scripts/paper/ner_table7.sh base|large|small [OUT] [--dry_run]
+#   (OUT: at small default output/ner_small; at base and large required, may be gs://)
 #   base, large: BERT_DIR (a cased model: vocab.txt, bert_config.json, bert_model.ckpt) and
 #                CONLL_DIR (train.txt, valid.txt, test.txt) must be set. The paper gives no
 #                NER hyper-parameters beyond Appendix A.3: fine-tuning uses lr 5e-5, batch 32,
@@ -28,11 +29,11 @@ if [[ $size == small ]]; then
   lower=${DO_LOWER_CASE:-true}  # the sample vocab is uncased
   random_bert mini "$bert_dir"
   data_dir=$out/data
-  python scripts/conll_sample.py --input_file="$conll_dir/train.txt" \
+  run python scripts/conll_sample.py --input_file="$conll_dir/train.txt" \
     --output_file="$data_dir/train.txt" --count=300
-  python scripts/conll_sample.py --input_file="$conll_dir/valid.txt" \
+  run python scripts/conll_sample.py --input_file="$conll_dir/valid.txt" \
     --output_file="$data_dir/valid.txt" --count=100
-  python scripts/conll_sample.py --input_file="$conll_dir/test.txt" \
+  run python scripts/conll_sample.py --input_file="$conll_dir/test.txt" \
     --output_file="$data_dir/test.txt" --count=100
   sizes=(--max_seq_length=64 --doc_stride=32 --train_batch_size=16 --lstm_units=64
          --log_steps=10)
@@ -48,18 +49,21 @@ common=(--data_dir="$data_dir" --vocab_file="$bert_dir/vocab.txt"
         --bert_config_file="$bert_dir/bert_config.json"
         --init_checkpoint="$bert_dir/bert_model.ckpt" --do_lower_case="$lower"
         --num_train_epochs="$epochs" --do_train --do_eval "${sizes[@]}")
-f1() { sed -n "s/^$1_f1 = //p" "$2"; }
+f1() { read_file "$2" | sed -n "s/^$1_f1 = //p"; }
 
-python run_ner.py "${common[@]}" --do_predict --learning_rate="$lr" \
+run python run_ner.py "${common[@]}" --do_predict --learning_rate="$lr" \
   --output_dir="$out/fine_tuning" "${extra[@]}"
-printf 'approach\tdev_f1\ttest_f1\n' > "$out/summary.tsv.tmp"
-printf 'fine_tuning\t%s\t%s\n' "$(f1 eval "$out/fine_tuning/eval_results.txt")" \
-  "$(f1 test "$out/fine_tuning/test_results.txt")" >> "$out/summary.tsv.tmp"
 for feature in "${features[@]}"; do
-  python run_ner.py "${common[@]}" --feature_based="$feature" --learning_rate="$feature_lr" \
+  run python run_ner.py "${common[@]}" --feature_based="$feature" --learning_rate="$feature_lr" \
     --output_dir="$out/$feature" "${extra[@]}"
-  printf '%s\t%s\t\n' "$feature" "$(f1 eval "$out/$feature/eval_results.txt")" \
-    >> "$out/summary.tsv.tmp"
 done
-mv "$out/summary.tsv.tmp" "$out/summary.tsv"
-cat "$out/summary.tsv"
+$dry_run && exit 0
+{
+  printf 'approach\tdev_f1\ttest_f1\n'
+  printf 'fine_tuning\t%s\t%s\n' "$(f1 eval "$out/fine_tuning/eval_results.txt")" \
+    "$(f1 test "$out/fine_tuning/test_results.txt")"
+  for feature in "${features[@]}"; do
+    printf '%s\t%s\t\n' "$feature" "$(f1 eval "$out/$feature/eval_results.txt")"
+  done
+} | write_file "$out/summary.tsv"
+read_file "$out/summary.tsv"

@@ -15,12 +15,11 @@ r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote 
 from __future__ import annotations
 
 import csv
-import glob
 import json
 import os
 import re
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.options import Options, check_options, option, options
 
@@ -40,9 +39,9 @@ def _pyplot():
 
 def read_table(output_dir: str, name: str) -> list[dict]:
     path = os.path.join(output_dir, "tables", f"{name}.tsv")
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         return []
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
@@ -58,8 +57,8 @@ def parameters(layers: int, hidden: int, vocab_size: int, positions: int = 512) 
 
 
 def vocab_size(output_dir: str) -> int:
-    configs = glob.glob(os.path.join(output_dir, "pretraining", "*", "shape.json"))
-    with open(configs[0], encoding="utf-8") as f:
+    configs = filesystem.glob(os.path.join(output_dir, "pretraining", "*", "shape.json"))
+    with filesystem.open_file(configs[0]) as f:
         return json.load(f)["vocab_size"]
 
 
@@ -134,7 +133,7 @@ def training_curve(run_dir: str, tag: str) -> list[tuple[int, float]]:
     import tensorflow as tf
 
     points = {}
-    for path in sorted(glob.glob(os.path.join(run_dir, "train", "events.out.tfevents.*"))):
+    for path in sorted(filesystem.glob(os.path.join(run_dir, "train", "events.out.tfevents.*"))):
         for event in tf.compat.v1.train.summary_iterator(path):
             for summary in event.summary.value:
                 if summary.tag == tag:
@@ -143,13 +142,13 @@ def training_curve(run_dir: str, tag: str) -> list[tuple[int, float]]:
 
 
 def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
-    runs = sorted(glob.glob(os.path.join(output_dir, "pretraining", "*")))
+    runs = sorted(filesystem.glob(os.path.join(output_dir, "pretraining", "*")))
     if not runs:
         return None
     # reproduce.py names a run SHAPE_OBJECTIVE_MASKING (a random model, SHAPE_random, has no
     # curve); the base shape is the LTR run's.
     # Finished runs only: a run still under way would read as one that stopped there.
-    runs = [run for run in runs if os.path.isdir(os.path.join(run, "pretrained"))]
+    runs = [run for run in runs if filesystem.isdir(os.path.join(run, "pretrained"))]
     named = {os.path.basename(run): run for run in runs}
     matches = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n) for n in named}
     parts = {n: match.groups() for n, match in matches.items() if match}
@@ -179,7 +178,7 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
 
 
 def save(figure, figures_dir: str, name: str) -> str:
-    os.makedirs(figures_dir, exist_ok=True)
+    filesystem.makedirs(figures_dir)
     path = os.path.join(figures_dir, name)
     figure.tight_layout()
     figure.savefig(path, dpi=110)

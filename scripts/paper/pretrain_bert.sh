@@ -6,8 +6,9 @@
 #            (OUT/phase1/pretrained/bert_model.ckpt) with its own step count and warmup, as a
 #            second run of the original's run_pretraining.py with --init_checkpoint.
 #
-# Usage: scripts/paper/pretrain_bert.sh base|large   (or tiny, mini, small, medium, or any
-#        L-<layers>_H-<hidden>_A-<heads>, as scripts/make_bert_config.py names shapes)
+# Usage: scripts/paper/pretrain_bert.sh base|large [--dry_run]   (or tiny, mini, small, medium,
+#        or any L-<layers>_H-<hidden>_A-<heads>, as scripts/make_bert_config.py names shapes;
+#        --dry_run prints the commands and runs nothing)
 # Rerunning the same command resumes where it stopped (each phase from its latest ckpt-N).
 #
 # Settings, from the environment:
@@ -18,7 +19,10 @@
 #   VOCAB       the vocab.txt the data was made with (default: the released uncased one, 30522)
 #   BERT_CONFIG an existing bert_config.json; by default OUT/bert_config.json is written for SIZE
 #   PLATFORM    tpu: --use_tpu --tpu_name=$TPU_NAME (TPU_ZONE, GCP_PROJECT if needed), float32
-#                    as the original; run on a TPU VM, where DATA and OUT can be local paths
+#                    as the original; DATA, OUT and VOCAB gs:// URLs (a pod's workers share
+#                    them; a single TPU VM may use local paths). TPU_CORES (default 8, a v3-8)
+#                    and TPU_BATCH_PHASE1/2 (the sequences one core holds: as GPU_BATCH below,
+#                    a v3 core has 16 GB) decide the gradient accumulation, as for GPUs
 #               gpu: the GPUs of this machine (NUM_GPUS), mixed_float16 and XLA
 #               cpu: one device, float32 (for the tiny version and smoke tests)
 #   GPU_BATCH_PHASE1, GPU_BATCH_PHASE2 (gpu only): the sequences one GPU holds at once. Each
@@ -39,7 +43,10 @@
 #     PHASE1_WARMUP=1 PHASE2_STEPS=1 PHASE2_WARMUP=1 scripts/paper/pretrain_bert.sh base
 set -euo pipefail
 repo=$(cd "$(dirname "$0")/../.." && pwd)
-size=${1:?usage: $0 base|large}
+# shellcheck source=scripts/paper/common.sh
+source "$repo/scripts/paper/common.sh"
+split_args --dry_run "$@"
+size=${positional[0]:?usage: $0 base|large [--dry_run]}
 
 DATA=${DATA:-data/pretraining}
 OUT=${OUT:-output/bert_$size}
@@ -48,6 +55,7 @@ BERT_CONFIG=${BERT_CONFIG:-}
 PLATFORM=${PLATFORM:-gpu}
 TPU_NAME=${TPU_NAME:-}
 NUM_GPUS=${NUM_GPUS:-8}
+TPU_CORES=${TPU_CORES:-8}
 TRAIN_BATCH_SIZE=${TRAIN_BATCH_SIZE:-256}
 LEARNING_RATE=${LEARNING_RATE:-1e-4}
 PHASE1_STEPS=${PHASE1_STEPS:-900000}
@@ -63,36 +71,47 @@ case $size in
   *) GPU_BATCH_PHASE1=${GPU_BATCH_PHASE1:-$TRAIN_BATCH_SIZE}
      GPU_BATCH_PHASE2=${GPU_BATCH_PHASE2:-$TRAIN_BATCH_SIZE} ;;
 esac
+TPU_BATCH_PHASE1=${TPU_BATCH_PHASE1:-$GPU_BATCH_PHASE1}
+TPU_BATCH_PHASE2=${TPU_BATCH_PHASE2:-$GPU_BATCH_PHASE2}
 
-mkdir -p "$OUT"
+make_folder "$OUT"
 if [[ -z $BERT_CONFIG ]]; then
   BERT_CONFIG=$OUT/bert_config.json
-  python "$repo/scripts/make_bert_config.py" --size="$size" --vocab_file="$VOCAB" \
+  run python "$repo/scripts/make_bert_config.py" --size="$size" --vocab_file="$VOCAB" \
     --output_file="$BERT_CONFIG"
 fi
 
-# The flags of the platform, for a phase whose per-GPU batch is $1.
+# The micro-batches summed per update where DEVICES devices of BATCH sequences each hold less
+# than TRAIN_BATCH_SIZE: accumulation DEVICES BATCH.
+accumulation() {
+  local per_update=$(($1 * $2))
+  echo $(((TRAIN_BATCH_SIZE + per_update - 1) / per_update))
+}
+
+# The flags of the platform, for phase $1 (1 or 2).
 platform_flags() {
   case $PLATFORM in
     tpu)
+      local batch=TPU_BATCH_PHASE$1
       echo "--use_tpu --tpu_name=${TPU_NAME:?set TPU_NAME}" \
-        "${TPU_ZONE:+--tpu_zone=$TPU_ZONE} ${GCP_PROJECT:+--gcp_project=$GCP_PROJECT}" ;;
+        "${TPU_ZONE:+--tpu_zone=$TPU_ZONE} ${GCP_PROJECT:+--gcp_project=$GCP_PROJECT}" \
+        "--gradient_accumulation_steps=$(accumulation "$TPU_CORES" "${!batch}")" ;;
     gpu)
-      local per_update=$((NUM_GPUS * $1))
+      local batch=GPU_BATCH_PHASE$1
       echo "--distribution_strategy=mirrored --num_gpus=$NUM_GPUS --dtype=mixed_float16" \
-        "--use_xla --gradient_accumulation_steps=$(((TRAIN_BATCH_SIZE + per_update - 1) / per_update))" ;;
+        "--use_xla --gradient_accumulation_steps=$(accumulation "$NUM_GPUS" "${!batch}")" ;;
     cpu) echo "" ;;
     *) echo "PLATFORM=$PLATFORM; expected tpu, gpu or cpu" >&2; return 1 ;;
   esac
 }
 
-# One phase: NAME SEQ_LENGTH PREDICTIONS STEPS WARMUP GPU_BATCH [INIT_CHECKPOINT]
+# One phase: NAME SEQ_LENGTH PREDICTIONS STEPS WARMUP [INIT_CHECKPOINT]
 phase() {
-  local name=$1 seq_length=$2 predictions=$3 steps=$4 warmup=$5 gpu_batch=$6 init=${7:-}
+  local name=$1 seq_length=$2 predictions=$3 steps=$4 warmup=$5 init=${6:-}
   local flags
-  flags=$(platform_flags "$gpu_batch")
+  flags=$(platform_flags "$name")
   # shellcheck disable=SC2086  # the flag lists are meant to split into words
-  python "$repo/run_pretraining.py" \
+  run python "$repo/run_pretraining.py" \
     --bert_config_file="$BERT_CONFIG" \
     --input_file="$DATA/phase${name}_seq${seq_length}/part.tfrecord-*" \
     --output_dir="$OUT/phase$name" \
@@ -108,7 +127,6 @@ phase() {
     $flags ${EXTRA_FLAGS:-}
 }
 
-phase 1 128 20 "$PHASE1_STEPS" "$PHASE1_WARMUP" "$GPU_BATCH_PHASE1"
-phase 2 512 80 "$PHASE2_STEPS" "$PHASE2_WARMUP" "$GPU_BATCH_PHASE2" \
-  "$OUT/phase1/pretrained/bert_model.ckpt"
-echo "BERT-$size pre-trained: $OUT/phase2/pretrained (eval: $OUT/phase2/eval_results.txt)"
+phase 1 128 20 "$PHASE1_STEPS" "$PHASE1_WARMUP"
+phase 2 512 80 "$PHASE2_STEPS" "$PHASE2_WARMUP" "$OUT/phase1/pretrained/bert_model.ckpt"
+$dry_run || echo "BERT-$size pre-trained: $OUT/phase2/pretrained (eval: $OUT/phase2/eval_results.txt)"

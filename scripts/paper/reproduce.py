@@ -33,13 +33,14 @@ results on the all-[MASK] records.
 from __future__ import annotations
 
 import os
+import sys
 
 from reproduction.pretraining import tokens_seen, write_results
-from reproduction.runner import Runner
+from reproduction.runner import Runner, platform_flags
 from reproduction.scales import LAPTOP_SIZES, long_scale, paper_scale, small_scale
 from reproduction.tables import BUILDERS, Context
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.options import Options, check_options, one_of, option, options
 
@@ -82,15 +83,25 @@ def reproduce(args: ReproduceOptions) -> None:
         scale = long_scale(args.quick)
     else:
         scale = paper_scale(args.size)
-    output_dir = os.path.abspath(args.output_dir)
-    pending = None
-    if not args.dry_run and not args.report:
-        # A first pass that runs nothing: the steps still to run, for the progress lines.
-        counter = Runner(output_dir, dry_run=True, quiet=True)
-        for name in names:
-            BUILDERS[name](Context(scale, counter))
-        pending = counter.printed
+    output_dir = filesystem.absolute(args.output_dir)
+    # A first pass that runs nothing: the steps still to run (for the progress lines), and the
+    # data sets the tables need that are not there.
+    counter = Runner(output_dir, dry_run=True, quiet=True)
+    counting = Context(scale, counter)
+    for name in names:
+        BUILDERS[name](counting)
+    if counting.data.missing and not args.report:
+        for line in counting.data.missing:
+            print(f"reproduce.py: error: {line}", file=sys.stderr)
+        sys.exit(1)
+    pending = None if args.dry_run or args.report else counter.printed
     runner = Runner(output_dir, args.dry_run or args.report, quiet=args.report, pending=pending)
+    if not scale.laptop:
+        if os.environ.get("PLATFORM") == "tpu" and not os.environ.get("TPU_NAME"):
+            raise InputError("PLATFORM=tpu: set TPU_NAME too (the TPU or pod to run on)")
+        if os.environ.get("PLATFORM", "gpu") not in ("tpu", "gpu", "cpu"):
+            raise InputError(f"PLATFORM={os.environ['PLATFORM']}; expected tpu, gpu or cpu")
+        runner.accelerator = platform_flags(os.environ)
     context = Context(scale, runner)
     tables = os.path.join(runner.output_dir, "tables")
     for name in names:

@@ -4,7 +4,8 @@
 # the null threshold tau chosen on Dev (the official evaluation's best_f1_thresh) and the
 # predictions made again with it. Sequences of 384, doc_stride 128. Prints eval_results.json.
 #
-# Usage: scripts/paper/squad_tables.sh 2|3 base|large|small [OUT]  (default output/squad<T>_<size>)
+# Usage: scripts/paper/squad_tables.sh 2|3 base|large|small [OUT] [--dry_run]
+#   (OUT: at small default output/squad<T>_small; at base and large required, may be gs://)
 #   base, large: BERT_DIR (vocab.txt, bert_config.json, bert_model.ckpt) and SQUAD_DIR
 #                (train-v1.1.json, dev-v1.1.json, train-v2.0.json, dev-v2.0.json) must be set.
 #                Extra run_squad flags in EXTRA_FLAGS (e.g. "--dtype=mixed_float16 --use_xla").
@@ -15,8 +16,9 @@
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/paper/common.sh
-table=${1:?usage: squad_tables.sh 2|3 base|large|small [OUT]}
-table_args "squad$table" "${@:2}"
+split_args --dry_run "$@"
+table=${positional[0]:-}
+table_args "squad$table" "${positional[@]:1}" "${options[@]}"
 
 case $table in
   2) version=v1.1; v2=false; epochs=3.0; batch=32 ;;
@@ -30,9 +32,9 @@ if [[ $size == small ]]; then
   [[ $version == v2.0 && ! -f $dev ]] && dev=$squad_dir/dev-v2.0-half.json
   bert_dir=${BERT_DIR:-$out/bert}
   random_bert tiny "$bert_dir"
-  python scripts/squad_sample.py --input_file="$dev" --output_file="$out/train.json" \
+  run python scripts/squad_sample.py --input_file="$dev" --output_file="$out/train.json" \
     --count=300 --first_answer_only
-  python scripts/squad_sample.py --input_file="$dev" --output_file="$out/dev.json" \
+  run python scripts/squad_sample.py --input_file="$dev" --output_file="$out/dev.json" \
     --skip=300 --count=200
   train_file=$out/train.json predict_file=$out/dev.json
   sizes=(--max_seq_length=128 --doc_stride=64 --max_query_length=32 --train_batch_size=16
@@ -47,14 +49,18 @@ fi
 
 common=(--vocab_file="$bert_dir/vocab.txt" --bert_config_file="$bert_dir/bert_config.json"
         --output_dir="$out" --version_2_with_negative="$v2" "${sizes[@]}")
-python run_squad.py "${common[@]}" --init_checkpoint="$bert_dir/bert_model.ckpt" \
+run python run_squad.py "${common[@]}" --init_checkpoint="$bert_dir/bert_model.ckpt" \
   --do_train --train_file="$train_file" --num_train_epochs="$epochs" \
   --do_predict --predict_file="$predict_file" "${extra[@]}"
 if [[ $v2 == true ]]; then
   # Tau on Dev, as the paper: the official evaluation's best F1 threshold of null_odds.json.
-  tau=$(python -c "import json,sys; print(json.load(open(sys.argv[1]))['best_f1_thresh'])" \
-    "$out/eval_results.json")
-  python run_squad.py "${common[@]}" --do_predict --predict_file="$predict_file" \
+  if $dry_run; then
+    tau="<best_f1_thresh of $out/eval_results.json>"
+  else
+    tau=$(read_file "$out/eval_results.json" |
+      python -c "import json,sys; print(json.load(sys.stdin)['best_f1_thresh'])")
+  fi
+  run python run_squad.py "${common[@]}" --do_predict --predict_file="$predict_file" \
     --null_score_diff_threshold="$tau" "${extra[@]}"
 fi
-cat "$out/eval_results.json"
+read_file "$out/eval_results.json"

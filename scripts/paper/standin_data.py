@@ -28,12 +28,11 @@ import csv
 import json
 import os
 import random
-import shutil
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.classification.processors import get_processor
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, atomic_write_text
+from bert_tf.fileio import atomic_open, atomic_write_text, read_text
 from bert_tf.options import Options, check_options, one_of, option, options
 from bert_tf.pretraining.corpus import split_sentences
 from bert_tf.squad.data import read_squad_file
@@ -91,7 +90,7 @@ def qnli_from_squad(squad_file: str, output_file: str, seed: int = 0) -> int:
 
 def _documents(corpus_file: str) -> list[list[str]]:
     """The documents of a corpus in the original's input format."""
-    with open(corpus_file, encoding="utf-8") as f:
+    with filesystem.open_file(corpus_file) as f:
         blocks = f.read().split("\n\n")
     return [block.split("\n") for block in blocks if block.strip()]
 
@@ -125,7 +124,7 @@ def swag_from_books(
             row = [f"book{d}", f"{d}-{i}", f"{first} {sent2}", first, sent2, "gold"]
             row += [endings[k] for k in order] + [str(order.index(0))]
             splits["train" if i < cut else "dev"].append(row)
-    os.makedirs(output_dir, exist_ok=True)
+    filesystem.makedirs(output_dir)
     for split, rows in splits.items():
         with atomic_open(os.path.join(output_dir, SPLIT_FILES[split])) as f:
             writer = csv.writer(f, lineterminator="\n")
@@ -138,13 +137,12 @@ def glue_subset(task: str, source_dir: str, target_dir: str, max_train_examples:
     """A copy of a GLUE task's folder whose train.tsv keeps its first `max_train_examples`
     examples; the other files are copied whole."""
     processor = get_processor(task)
-    os.makedirs(target_dir, exist_ok=True)
-    for name in os.listdir(source_dir):
-        if os.path.isfile(os.path.join(source_dir, name)):
-            shutil.copyfile(os.path.join(source_dir, name), os.path.join(target_dir, name))
+    filesystem.makedirs(target_dir)
+    for name in filesystem.listdir(source_dir):
+        if filesystem.isfile(os.path.join(source_dir, name)):
+            filesystem.copy(os.path.join(source_dir, name), os.path.join(target_dir, name))
     file_name, header = processor.split_file("train")
-    with open(os.path.join(source_dir, file_name), encoding="utf-8-sig") as f:
-        lines = f.readlines()
+    lines = read_text(os.path.join(source_dir, file_name), "a GLUE file").splitlines(True)
     with atomic_open(os.path.join(target_dir, file_name)) as f:
         f.writelines(lines[: max_train_examples + (1 if header else 0)])
     return target_dir

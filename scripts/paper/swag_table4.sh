@@ -5,7 +5,8 @@
 # Trains on train.csv, evaluates on val.csv (Dev) and predicts test.csv (predictions.csv, for
 # the Test number); prints eval_results.txt.
 #
-# Usage: scripts/paper/swag_table4.sh base|large|small [OUT]   (default output/swag_<size>)
+# Usage: scripts/paper/swag_table4.sh base|large|small [OUT] [--dry_run]
+#   (OUT: at small default output/swag_small; at base and large required, may be gs://)
 #   base, large: BERT_DIR (vocab.txt, bert_config.json, bert_model.ckpt, e.g. Google's
 #                uncased_L-12_H-768_A-12) and SWAG_DIR (SWAG's train.csv, val.csv, test.csv)
 #                must be set. Extra run_swag flags in EXTRA_FLAGS (e.g. "--dtype=mixed_float16").
@@ -29,16 +30,15 @@ case $size in
     bert_dir=${BERT_DIR:-$out/bert}
     random_bert tiny "$bert_dir"
     swag_dir=$out/data
-    python scripts/swag_sample.py --output_dir="$swag_dir" --train_examples=3000 \
+    run python scripts/swag_sample.py --output_dir="$swag_dir" --train_examples=3000 \
       --dev_examples=200 --test_examples=100
     settings=(--max_seq_length=32 --learning_rate=2e-4 --log_steps=50 --seed=1)
     ;;
-  *) echo "swag_table4.sh: error: size $size; expected base, large or small" >&2; exit 1 ;;
 esac
 
-python run_swag.py --data_dir="$swag_dir" --vocab_file="$bert_dir/vocab.txt" \
+run python run_swag.py --data_dir="$swag_dir" --vocab_file="$bert_dir/vocab.txt" \
   --bert_config_file="$bert_dir/bert_config.json" \
   --init_checkpoint="$bert_dir/bert_model.ckpt" --output_dir="$out" \
   --do_train --do_eval --do_predict --train_batch_size=16 --num_train_epochs=3.0 \
   "${settings[@]}" "${extra[@]}"
-cat "$out/eval_results.txt"
+read_file "$out/eval_results.txt"

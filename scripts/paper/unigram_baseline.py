@@ -17,7 +17,7 @@ import math
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import cli
+from bert_tf import cli, filesystem
 from bert_tf.options import Options, check_options, non_negative, option, options
 from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import load_vocab
@@ -31,7 +31,7 @@ PREDICTED = {
 def predicted_ids(pattern: str, count: int | None = None) -> np.ndarray:
     """The ids of the tokens chosen for prediction (weight 1) in the first `count` records of
     the files `pattern` matches."""
-    records = tf.data.TFRecordDataset(sorted(tf.io.gfile.glob(pattern)))
+    records = tf.data.TFRecordDataset(sorted(filesystem.glob(pattern)))
     if count:
         records = records.take(count)
     ids = []

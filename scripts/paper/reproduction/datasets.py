@@ -1,5 +1,8 @@
 """Where each data set of the reproduction is: the pre-training corpus and records, and the
-fine-tuning sets, with stand-ins (scripts/paper/standin_data.py) for the ones not here."""
+fine-tuning sets. On a laptop (small, long) our books and ../shared/data, with stand-ins
+(scripts/paper/standin_data.py) for the sets not there; at the paper's sizes the real sets, in
+the folders the environment names (any may be a gs:// URL), and a missing one is an error
+before any work (`Data.missing`), never replaced."""
 
 from __future__ import annotations
 
@@ -9,6 +12,7 @@ import sys
 
 from standin_data import glue_subset, qnli_from_squad, split_squad, swag_from_books
 
+from bert_tf import filesystem
 from reproduction.runner import REPO, Runner
 from reproduction.scales import Scale
 
@@ -21,32 +25,72 @@ class Data:
     def __init__(self, scale: Scale, runner: Runner, output_dir: str) -> None:
         self.scale, self.runner = scale, runner
         self.dir = os.path.join(output_dir, "data")
-        self.glue_dir = os.environ.get("GLUE_DIR", os.path.join(SHARED_DATA, "glue"))
-        self.squad_dir = os.environ.get("SQUAD_DIR", os.path.join(SHARED_DATA, "squad"))
-        self.conll_dir = os.environ.get("CONLL_DIR", os.path.join(SHARED_DATA, "conll2003"))
-        self.swag_dir = os.environ.get("SWAG_DIR", "")
-        self.books_dir = os.environ.get("BOOKS_DIR", os.path.join(SHARED_DATA, "books"))
+
+        def folder(variable: str, laptop_default: str) -> str:
+            return os.environ.get(variable) or (laptop_default if scale.laptop else "")
+
+        self.glue_dir = folder("GLUE_DIR", os.path.join(SHARED_DATA, "glue"))
+        self.squad_dir = folder("SQUAD_DIR", os.path.join(SHARED_DATA, "squad"))
+        self.conll_dir = folder("CONLL_DIR", os.path.join(SHARED_DATA, "conll2003"))
+        self.swag_dir = folder("SWAG_DIR", "")
+        self.books_dir = folder("BOOKS_DIR", os.path.join(SHARED_DATA, "books"))
+        # At the paper's sizes: a line for each data set the tables need and that is not
+        # there (reproduce.py says them all and stops before any work).
+        self.missing: list[str] = []
+
+    def _require(self, variable: str, names: tuple[str, ...], expected: str) -> None:
+        """At the paper's sizes, notes in `missing` what of `names` (files or folders in the
+        environment's `variable`, or, with no names, the files its value matches) is not
+        there."""
+        value = os.environ.get(variable, "")
+        if not value:
+            line = f"{variable} is not set; expected {expected}"
+        else:
+            paths = [os.path.join(value, name) for name in names]
+            absent = [p for p in paths if not filesystem.exists(p)] if names else []
+            if not names and not filesystem.glob(value):
+                absent = [value]
+            if not absent:
+                return
+            line = f"{variable}={value}: no {', '.join(absent)}; expected {expected}"
+        if line not in self.missing:
+            self.missing.append(line)
 
     # The pre-training corpus and records.
 
     @property
     def vocab(self) -> str:
+        return self.vocab_file()
+
+    def vocab_file(self, cased: bool = False) -> str:
+        """The vocab of the pre-training: on a laptop our cased one; at the paper's sizes
+        VOCAB (uncased, as the paper's models for GLUE, SQuAD and SWAG), or CASED_VOCAB for the
+        cased model (NER)."""
         if self.scale.laptop:
             return os.path.join(self.dir, "vocab.txt")
-        return _required_env("VOCAB")
+        variable = "CASED_VOCAB" if cased else "VOCAB"
+        kind = "cased" if cased else "uncased"
+        self._require(variable, (), f"the {kind} WordPiece vocab.txt to pre-train with")
+        return os.environ.get(variable, variable)
 
     def corpus(self) -> tuple[str, str]:
         """(training corpus, held-out corpus) files or globs."""
         if not self.scale.laptop:
-            return _required_env("CORPUS"), _required_env("HELDOUT")
+            for variable, what in (("CORPUS", "training"), ("HELDOUT", "held-out")):
+                self._require(
+                    variable, (), f"the {what} text, one sentence a line (a file or a glob)"
+                )
+            return os.environ.get("CORPUS", "CORPUS"), os.environ.get("HELDOUT", "HELDOUT")
         train = os.path.join(self.dir, "corpus", "books_train.txt")
         heldout = os.path.join(self.dir, "corpus", "books_heldout.txt")
         books = sorted(
             os.path.join(self.books_dir, name)
-            for name in (os.listdir(self.books_dir) if os.path.isdir(self.books_dir) else [])
+            for name in (
+                filesystem.listdir(self.books_dir) if filesystem.isdir(self.books_dir) else []
+            )
             if name.endswith((".txt", ".txt.gz"))
         )
-        if not books and not os.path.isfile(heldout) and not self.runner.dry_run:
+        if not books and not filesystem.isfile(heldout) and not self.runner.dry_run:
             sys.exit(
                 f"reproduce.py: error: BOOKS_DIR={self.books_dir}: no .txt or .txt.gz books "
                 "there; expected the folder of plain-text books to pre-train on"
@@ -72,12 +116,15 @@ class Data:
         )
         return train, heldout
 
-    def records(self, masking: str) -> tuple[str, str]:
+    def records(self, masking: str, cased: bool = False) -> tuple[str, str]:
         """Records of the corpus masked at `masking` rates: (training, held-out). Small: one
         file each (phase 1 only); paper sizes: folders of both phases' shards, as
-        scripts/create_pretraining_data_two_phases.sh writes them."""
+        scripts/create_pretraining_data_two_phases.sh writes them, of uncased text (or
+        `cased`: the cased model's records)."""
         train, heldout = self.corpus()
-        folder = os.path.join(self.dir, "records", masking.replace(",", "_"))
+        cased = cased and not self.scale.laptop
+        name = masking.replace(",", "_") + ("_cased" if cased else "")
+        folder = os.path.join(self.dir, "records", name)
         outputs = {}
         for split, corpus, seed, dupe in (
             ("train", train, 12345, self.scale.dupe_factor),
@@ -85,20 +132,21 @@ class Data:
         ):
             if not self.scale.laptop:
                 outputs[split] = os.path.join(folder, split)
+                lower = "false" if cased else os.environ.get("DO_LOWER_CASE", "true")
                 self.runner.run(
-                    f"data/{split}_{masking}",
+                    f"data/{split}_{masking}" + ("_cased" if cased else ""),
                     [
                         "bash",
                         os.path.join(REPO, "scripts", "create_pretraining_data_two_phases.sh"),
                         corpus,
                         outputs[split],
-                        self.vocab,
+                        self.vocab_file(cased),
                         str(dupe),
                     ],
                     os.path.join(outputs[split], "phase2_seq512"),
                     env={
                         "EXTRA_FLAGS": f"--masking_rates={masking} --random_seed={seed} "
-                        f"--do_lower_case={os.environ.get('DO_LOWER_CASE', 'true')}"
+                        f"--do_lower_case={lower}"
                     },
                 )
                 continue
@@ -114,7 +162,7 @@ class Data:
                 "dupe_factor": dupe,
                 "masking_rates": masking,
             }
-            os.makedirs(folder, exist_ok=True)
+            filesystem.makedirs(folder)
             self.runner.python(
                 f"data/{split}_{masking}", "create_pretraining_data.py", flags, outputs[split]
             )
@@ -127,14 +175,25 @@ class Data:
         (MNLI-m, QNLI, MRPC, ...); None when neither it nor a stand-in is here."""
         name = {"MNLI-m": "MNLI", "MNLI-mm": "MNLI"}.get(task, task)
         source = os.path.join(self.glue_dir, name)
-        if os.path.isdir(source):
+        if not self.scale.laptop:
+            self._require("GLUE_DIR", (name,), "GLUE's task folders (download_glue_data.py's)")
+            return source, name, ""
+        if filesystem.isdir(source):
             return self._capped_glue(name, source), name, ""
-        if name == "MNLI" and os.path.isdir(os.path.join(self.glue_dir, "RTE")):
+        if name == "MNLI" and filesystem.isdir(os.path.join(self.glue_dir, "RTE")):
             rte = self._capped_glue("RTE", os.path.join(self.glue_dir, "RTE"))
             return rte, "RTE", "RTE (the only NLI set here)"
         if name == "QNLI":
             return self._qnli_from_squad(), "QNLI", "QNLI built from SQuAD 1.1 Dev"
         return None
+
+    def glue_folder(self, name: str, expected: str) -> str | None:
+        """A folder of GLUE's download beside the tasks' (WNLI, diagnostic): required at the
+        paper's sizes; on a laptop, None where it is not here."""
+        if not self.scale.laptop:
+            self._require("GLUE_DIR", (name,), expected)
+        folder = os.path.join(self.glue_dir, name)
+        return folder if not self.scale.laptop or filesystem.isdir(folder) else None
 
     def _cap(self, task: str) -> int:
         caps = self.scale.max_train_examples
@@ -145,7 +204,7 @@ class Data:
         if not (cap or eval_cap):
             return source
         target = os.path.join(self.dir, "glue", task)
-        if not os.path.isdir(target) and not self.runner.dry_run:
+        if not filesystem.isdir(target) and not self.runner.dry_run:
             glue_subset(task, source, target, cap or 10**9)
             if eval_cap:
                 _cap_lines(os.path.join(target, "dev.tsv"), eval_cap + 1)
@@ -155,16 +214,20 @@ class Data:
         """(train file, eval file, what stands in) for SQuAD `version` ("1.1" or "2.0")."""
         train = os.path.join(self.squad_dir, f"train-v{version}.json")
         dev = os.path.join(self.squad_dir, f"dev-v{version}.json")
-        if os.path.isfile(train) and os.path.isfile(dev):
+        if not self.scale.laptop:
+            names = (f"train-v{version}.json", f"dev-v{version}.json")
+            self._require("SQUAD_DIR", names, "SQuAD's training and dev files")
             return train, dev, ""
-        if not os.path.isfile(dev):
+        if filesystem.isfile(train) and filesystem.isfile(dev):
+            return train, dev, ""
+        if not filesystem.isfile(dev):
             dev = os.path.join(self.squad_dir, "dev-v2.0-half.json")
         folder = os.path.join(self.dir, "squad")
         ours = (
             os.path.join(folder, f"train-v{version}.json"),
             os.path.join(folder, f"dev-v{version}.json"),
         )
-        if not os.path.isfile(ours[1]) and not self.runner.dry_run:
+        if not filesystem.isfile(ours[1]) and not self.runner.dry_run:
             # SQuAD 2.0's half Dev has 16 articles: one in four held out; 1.1's 48: one in five.
             split_squad(dev, *ours, eval_every=4 if version == "2.0" else 5)
             if self.scale.max_eval_examples:
@@ -180,7 +243,7 @@ class Data:
     def _qnli_from_squad(self) -> str:
         train, dev, _ = self.squad("1.1")
         folder = os.path.join(self.dir, "glue", "QNLI")
-        if not os.path.isfile(os.path.join(folder, "dev.tsv")) and not self.runner.dry_run:
+        if not filesystem.isfile(os.path.join(folder, "dev.tsv")) and not self.runner.dry_run:
             qnli_from_squad(train, os.path.join(folder, "train.tsv"))
             qnli_from_squad(dev, os.path.join(folder, "dev.tsv"))
             cap = self._cap("QNLI")
@@ -189,6 +252,10 @@ class Data:
         return folder
 
     def conll(self) -> str:
+        if not self.scale.laptop:
+            names = ("train.txt", "valid.txt", "test.txt")
+            self._require("CONLL_DIR", names, "CoNLL-2003's English files")
+            return self.conll_dir
         cap, eval_cap = self._cap("ner"), self.scale.max_eval_examples
         if not (cap or eval_cap):
             return self.conll_dir
@@ -208,11 +275,14 @@ class Data:
 
     def swag(self) -> tuple[str, str]:
         """(data_dir, what stands in)."""
-        if self.swag_dir and os.path.isfile(os.path.join(self.swag_dir, "val.csv")):
+        if not self.scale.laptop:
+            self._require("SWAG_DIR", ("train.csv", "val.csv"), "SWAG's train.csv and val.csv")
+            return self.swag_dir, ""
+        if self.swag_dir and filesystem.isfile(os.path.join(self.swag_dir, "val.csv")):
             return self.swag_dir, ""
         _, heldout = self.corpus()
         folder = os.path.join(self.dir, "swag_books")
-        if not os.path.isfile(os.path.join(folder, "val.csv")) and not self.runner.dry_run:
+        if not filesystem.isfile(os.path.join(folder, "val.csv")) and not self.runner.dry_run:
             swag_from_books(heldout, folder)
             cap, eval_cap = self._cap("swag"), self.scale.max_eval_examples
             if cap:
@@ -222,23 +292,17 @@ class Data:
         return folder, "SWAG's format from the held-out books (next-sentence endings)"
 
 
-def _required_env(name: str) -> str:
-    if not os.environ.get(name):
-        sys.exit(f"reproduce.py: error: set {name} (see the docstring) for this size")
-    return os.environ[name]
-
-
 def _cap_lines(path: str, count: int) -> None:
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         lines = f.readlines()
-    with open(path, "w", encoding="utf-8") as f:
+    with filesystem.open_file(path, "w") as f:
         f.writelines(lines[:count])
 
 
 def _cap_squad(path: str, count: int) -> None:
     if not count:
         return
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         dataset = json.load(f)
     kept, articles = 0, []
     for article in dataset["data"]:
@@ -250,5 +314,5 @@ def _cap_squad(path: str, count: int) -> None:
                 paragraphs.append({**paragraph, "qas": qas})
         if paragraphs:
             articles.append({**article, "paragraphs": paragraphs})
-    with open(path, "w", encoding="utf-8") as f:
+    with filesystem.open_file(path, "w") as f:
         json.dump({**dataset, "data": articles}, f)

@@ -3,9 +3,11 @@
 from __future__ import annotations
 
 import os
-import shutil
 import statistics
 
+from bert_tf import filesystem
+from bert_tf.classification.processors import get_processor
+from bert_tf.classification.results import prediction_files
 from reproduction.datasets import Data
 from reproduction.pretraining import Model
 from reproduction.runner import Runner, read_results
@@ -40,6 +42,9 @@ class FineTuner:
     def __init__(self, scale: Scale, data: Data, runner: Runner) -> None:
         self.scale, self.data, self.runner = scale, data, runner
         self.notes: dict[str, str] = {}  # column -> what stands in for it
+        # Table 1: each task's best run on Dev (its output_dir), whose test predictions go
+        # into GLUE's submission.
+        self.best_runs: dict[str, str] = {}
 
     def _common(self, model: Model, kind: str, out: str, seed: int, lr: float) -> dict:
         settings = self.scale.finetuning[kind]
@@ -47,7 +52,9 @@ class FineTuner:
             "vocab_file": model.vocab,
             "bert_config_file": model.bert_config,
             "init_checkpoint": model.init_checkpoint,
-            "do_lower_case": False if self.scale.laptop else os.environ.get("DO_LOWER_CASE"),
+            "do_lower_case": False
+            if self.scale.laptop or model.cased
+            else os.environ.get("DO_LOWER_CASE"),
             "output_dir": out,
             "max_seq_length": settings["max_seq_length"],
             "train_batch_size": settings["batch"],
@@ -94,6 +101,8 @@ class FineTuner:
         if standin:
             self.notes[column] = standin
         metric = metric or ("eval_mismatched_accuracy" if column == "MNLI-mm" else "eval_accuracy")
+        # Table 1 chooses one MNLI model, on MNLI-m, for both columns (as the paper).
+        chosen_by = "eval_accuracy" if task == "MNLI" else metric
         restarts = self.scale.restarts.get(task, 1)
         if table6 and self.scale.table6_restarts:
             restarts = self.scale.table6_restarts
@@ -114,18 +123,40 @@ class FineTuner:
                 done = os.path.join(out, "eval_results.txt")
                 step = f"finetuning/{model.name}/{name}/{seed}"
                 self.runner.python(step, "run_classifier.py", flags, done)
-                if table1 and os.path.isfile(os.path.join(data_dir, "test.tsv")):
+                test_file = get_processor(task).split_file("test")[0]
+                if table1 and filesystem.isfile(os.path.join(data_dir, test_file)):
                     # The test set's predictions (GLUE's submission file), from the checkpoint.
                     predict = {k: v for k, v in flags.items() if k not in ("do_train", "do_eval")}
                     predict["do_predict"] = True
-                    test = os.path.join(out, "test_results.tsv")
+                    test = os.path.join(out, prediction_files(get_processor(task), "test")[0])
                     self.runner.python(step + "/predict", "run_classifier.py", predict, test)
-                if os.path.isfile(done):
-                    runs[lr].append({"Dev": 100 * read_results(done)[metric]})
+                if filesystem.isfile(done):
+                    results = read_results(done)
+                    result = {"Dev": 100 * results[metric]}
+                    if table1:  # which run is best, and where it is
+                        result.update(by=results[chosen_by], out=out)
+                    runs[lr].append(result)
         if table1:
-            values = [result["Dev"] for results in runs.values() for result in results]
-            return max(values) if values else None
+            finished = [result for results in runs.values() for result in results]
+            if not finished:
+                if self.runner.dry_run:  # the steps after it, shown with the first run's
+                    self.best_runs[task] = self._out(model, self._name(task, "glue", lr), 0)
+                return None
+            best = max(finished, key=lambda result: result["by"])
+            self.best_runs[task] = best["out"]
+            return best["Dev"]
         return (_choose(runs, restarts, "Dev") or {}).get("Dev")
+
+    def predict_ax(self, model: Model, mnli_run: str, data_dir: str) -> str:
+        """GLUE's diagnostic set predicted by the fine-tuned MNLI model in `mnli_run` (its
+        submission's AX.tsv); returns that file's path."""
+        out = os.path.join(self.runner.output_dir, "finetuning", model.name, "AX")
+        lr = self.scale.finetuning["glue"]["learning_rate"]
+        flags = self._common(model, "glue", out, 0, lr)
+        flags.update(init_checkpoint=mnli_run, task_name="AX", data_dir=data_dir, do_predict=True)
+        done = os.path.join(out, "AX.tsv")
+        self.runner.python(f"finetuning/{model.name}/AX/predict", "run_classifier.py", flags, done)
+        return done
 
     def squad(self, model: Model, version: str, bilstm=False) -> dict | None:
         """{"EM", "F1"} on Dev, the learning rate chosen by F1."""
@@ -150,47 +181,56 @@ class FineTuner:
                 flags.update(doc_stride=64, max_query_length=32)
             done = os.path.join(out, "eval_results.json")
             self.runner.python(f"finetuning/{model.name}/{name}", "run_squad.py", flags, done)
-            if version == "2.0" and os.path.isfile(done):
+            if version == "2.0" and filesystem.isfile(done):
                 # Tau chosen on Dev, as the paper: the threshold of the best F1, then predict.
                 tau_done = os.path.join(out, "eval_results_tau.json")
-                if not os.path.isfile(tau_done):
+                if not filesystem.isfile(tau_done):
                     predict = {k: flags[k] for k in flags if k not in ("do_train", "train_file")}
                     predict["null_score_diff_threshold"] = read_results(done)["best_f1_thresh"]
                     self.runner.python(
                         f"finetuning/{model.name}/{name}_tau", "run_squad.py", predict, tau_done
                     )
                     if not self.runner.dry_run:
-                        shutil.copyfile(done, tau_done)
+                        filesystem.copy(done, tau_done)
                 done = tau_done
             runs[lr] = []
-            if os.path.isfile(done):
+            if filesystem.isfile(done):
                 results = read_results(done)
                 em = results.get("exact_match", results.get("exact"))
                 runs[lr].append({"EM": em, "F1": results["f1"]})
         return _choose(runs, 1, "F1")
 
-    def ner(self, model: Model, feature: str | None = None) -> dict | None:
-        """{"Dev F1", "Test F1"}, the learning rate chosen on Dev."""
+    def ner(self, model: Model, feature: str | None = None, table7: bool = False) -> dict | None:
+        """{"Dev F1", "Test F1"}, the learning rate chosen on Dev. With `table7`, Table 7's
+        protocol: the learning rate chosen on Dev from the scale's Table 7 rates, each the mean
+        of its restarts ("averaged over 5 random restarts")."""
         kind = "ner_feature" if feature else "ner"
+        rates, restarts = self._learning_rates(kind), 1
+        if table7:
+            rates = list(self.scale.table7_learning_rates or rates) if not feature else rates
+            restarts = self.scale.table7_restarts
         runs = {}
-        for lr in self._learning_rates(kind):
-            name = self._name(f"ner_{feature or 'fine_tuning'}", kind, lr)
-            out = self._out(model, name, 0)
-            flags = self._common(model, kind, out, 0, lr)
-            flags.update(data_dir=self.data.conll(), do_train=True, do_eval=True, do_predict=True)
-            if feature:
-                flags.update(feature_based=feature, lstm_units=model.hidden_size)
-            done = os.path.join(out, "test_results.txt")
-            step = self._name(f"ner_{feature or 'ft'}", kind, lr)
-            self.runner.python(f"finetuning/{model.name}/{step}", "run_ner.py", flags, done)
+        for lr in rates:
             runs[lr] = []
-            if os.path.isfile(done):
-                dev = read_results(os.path.join(out, "eval_results.txt"))
-                # conlleval's F1 is in percent already.
-                runs[lr].append(
-                    {"Dev F1": dev["eval_f1"], "Test F1": read_results(done)["test_f1"]}
+            for seed in range(restarts):
+                name = self._name(f"ner_{feature or 'fine_tuning'}", kind, lr)
+                out = self._out(model, name, seed)
+                flags = self._common(model, kind, out, seed, lr)
+                flags.update(
+                    data_dir=self.data.conll(), do_train=True, do_eval=True, do_predict=True
                 )
-        return _choose(runs, 1, "Dev F1")
+                if feature:
+                    flags.update(feature_based=feature, lstm_units=model.hidden_size)
+                done = os.path.join(out, "test_results.txt")
+                step = self._name(f"ner_{feature or 'ft'}", kind, lr) + (f"/{seed}" if seed else "")
+                self.runner.python(f"finetuning/{model.name}/{step}", "run_ner.py", flags, done)
+                if filesystem.isfile(done):
+                    dev = read_results(os.path.join(out, "eval_results.txt"))
+                    # conlleval's F1 is in percent already.
+                    runs[lr].append(
+                        {"Dev F1": dev["eval_f1"], "Test F1": read_results(done)["test_f1"]}
+                    )
+        return _choose(runs, restarts, "Dev F1")
 
     def swag(self, model: Model) -> float | None:
         data_dir, standin = self.data.swag()
@@ -205,7 +245,7 @@ class FineTuner:
             done = os.path.join(out, "eval_results.txt")
             self.runner.python(f"finetuning/{model.name}/{name}", "run_swag.py", flags, done)
             runs[lr] = []
-            if os.path.isfile(done):
+            if filesystem.isfile(done):
                 runs[lr].append({"Dev": 100 * read_results(done)["eval_accuracy"]})
         return (_choose(runs, 1, "Dev") or {}).get("Dev")
 

@@ -56,6 +56,7 @@ PAPER = {
     },
     "table7": {
         "Fine-tuning": {"Dev F1": 96.4, "Test F1": 92.4},
+        "Fine-tuning (BERT-LARGE)": {"Dev F1": 96.6, "Test F1": 92.8},
         "embeddings": {"Dev F1": 91.0},
         "second_to_last_hidden": {"Dev F1": 95.6},
         "last_hidden": {"Dev F1": 94.9},

@@ -4,10 +4,11 @@ from __future__ import annotations
 
 import dataclasses
 import functools
-import glob
 import os
 import re
 
+from bert_tf import filesystem
+from bert_tf.fileio import atomic_write_text
 from reproduction.datasets import Data
 from reproduction.runner import REPO, Runner, read_results
 from reproduction.scales import DEFAULT_MASKING, MASK_ONLY, PHASE1_STEPS, Scale
@@ -22,17 +23,22 @@ class Model:
     vocab: str
     init_checkpoint: str
     hidden_size: int
+    # Pre-trained on cased text with a cased vocab: fine-tuned without lower-casing.
+    cased: bool = False
 
 
 @dataclasses.dataclass(frozen=True)
 class Pretraining:
-    """One pre-training run: a shape, an objective (Table 5) and masking rates (Table 8)."""
+    """One pre-training run: a shape, an objective (Table 5) and masking rates (Table 8), on
+    uncased text, or cased (the paper's NER model; at the paper's sizes only: the laptop
+    sizes' corpus and vocab are cased for every run)."""
 
     shape: str
     objective: str = "mlm_nsp"
     masking: str = DEFAULT_MASKING
     # Pre-training steps, where not the scale's (Tables 6 and 8 at `long`); 0: the scale's.
     steps: int = 0
+    cased: bool = False
 
     @property
     def hidden_size(self) -> int:
@@ -42,7 +48,9 @@ class Pretraining:
     @property
     def name(self) -> str:
         name = f"{self.shape}_{self.objective}_{self.masking.replace(',', '_')}"
-        return name + (f"_{self.steps}steps" if self.steps else "")
+        return (
+            name + ("_cased" if self.cased else "") + (f"_{self.steps}steps" if self.steps else "")
+        )
 
     @classmethod
     def from_name(cls, name: str) -> tuple[Pretraining, int] | None:
@@ -52,12 +60,13 @@ class Pretraining:
         found = re.fullmatch(_NAME, name)
         if not found:
             return None
-        shape, objective, masking, steps, kept = found.groups()
-        return cls(shape, objective, masking.replace("_", ","), int(steps or 0)), int(kept or 0)
+        shape, objective, masking, cased, steps, kept = found.groups()
+        run = cls(shape, objective, masking.replace("_", ","), int(steps or 0), bool(cased))
+        return run, int(kept or 0)
 
 
 _NAME = (
-    r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(?:_(\d+)steps)?"
+    r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(_cased)?(?:_(\d+)steps)?"
     r"(?:_step(\d+))?"
 )
 
@@ -66,11 +75,12 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
     """Pre-trains `run` unless it is done; returns its output directory."""
     out = os.path.join(runner.output_dir, "pretraining", run.name)
     config = os.path.join(out, "shape.json")
-    train, heldout = data.records(run.masking)
+    train, heldout = data.records(run.masking, run.cased)
+    vocab = data.vocab_file(run.cased)
     runner.python(
         f"pretraining/{run.name}/config",
         "scripts/make_bert_config.py",
-        {"size": run.shape, "vocab_file": data.vocab, "output_file": config},
+        {"size": run.shape, "vocab_file": vocab, "output_file": config},
         config,
     )
     flags = {
@@ -78,7 +88,7 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
         "input_file": train,
         "eval_input_file": heldout,
         "output_dir": out,
-        "vocab_file": data.vocab,
+        "vocab_file": vocab,
         "objective": run.objective,
         "keep_checkpoint_every_n_steps": scale.keep_checkpoint_every_n_steps,
     }
@@ -113,9 +123,10 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
             "DATA": train,
             "HELDOUT_DATA": heldout,
             "OUT": out,
-            "VOCAB": data.vocab,
+            "VOCAB": vocab,
             "BERT_CONFIG": config,
-            "EXTRA_FLAGS": " ".join(extra),
+            # The user's EXTRA_FLAGS (--gradient_accumulation_steps, say) after ours.
+            "EXTRA_FLAGS": " ".join([*extra, os.environ.get("EXTRA_FLAGS", "")]).strip(),
         },
     )
     return os.path.join(out, "phase2")
@@ -139,7 +150,10 @@ def kept_checkpoints(
         if scale.laptop or step <= PHASE1_STEPS:
             kept = os.path.join(run_dir, "kept", f"ckpt-{step}")
             name = f"{run.name}_step{step}"
-            models.append((step, Model(name, config, data.vocab, kept, run.hidden_size)))
+            model = Model(
+                name, config, data.vocab_file(run.cased), kept, run.hidden_size, run.cased
+            )
+            models.append((step, model))
     return models + [(scale.pretraining_steps, pretrained_model(run, scale, data, runner))]
 
 
@@ -149,43 +163,47 @@ def pretrained_model(run: Pretraining, scale, data, runner) -> Model:
     return Model(
         run.name,
         os.path.join(pretrained, "bert_config.json"),
-        data.vocab,
+        data.vocab_file(run.cased),
         os.path.join(pretrained, "bert_model.ckpt"),
         run.hidden_size,
+        run.cased,
     )
 
 
-def random_model(shape: str, data: Data, runner: Runner) -> Model:
+def random_model(shape: str, data: Data, runner: Runner, cased: bool = False) -> Model:
     """A randomly initialised model of `shape` (no pre-training): our reference row, the floor
-    that pre-training is measured from."""
-    run = Pretraining(shape)
-    out = os.path.join(runner.output_dir, "pretraining", f"{shape}_random")
+    that pre-training is measured from (with the cased vocab where the rows are cased)."""
+    run = Pretraining(shape, cased=cased and not data.scale.laptop)
+    name = f"{shape}_random" + ("_cased" if run.cased else "")
+    out = os.path.join(runner.output_dir, "pretraining", name)
     config = os.path.join(out, "shape.json")
+    vocab = data.vocab_file(run.cased)
     runner.python(
-        f"pretraining/{shape}_random/config",
+        f"pretraining/{name}/config",
         "scripts/make_bert_config.py",
-        {"size": shape, "vocab_file": data.vocab, "output_file": config},
+        {"size": shape, "vocab_file": vocab, "output_file": config},
         config,
     )
     runner.python(
-        f"pretraining/{shape}_random",
+        f"pretraining/{name}",
         "scripts/make_random_bert.py",
         {"bert_config_file": config, "output_dir": out},
         os.path.join(out, "bert_model.ckpt.index"),
     )
     return Model(
-        f"{shape}_random",
+        name,
         os.path.join(out, "bert_config.json"),
-        data.vocab,
+        vocab,
         os.path.join(out, "bert_model.ckpt"),
         run.hidden_size,
+        run.cased,
     )
 
 
 def heldout_perplexity(run: Pretraining, scale, data, runner) -> float | None:
     out = pretrain(run, scale, data, runner)
     path = os.path.join(out, "eval_results.txt")
-    if not os.path.isfile(path):
+    if not filesystem.isfile(path):
         return None
     results = read_results(path)
     return results.get("masked_lm_perplexity", results.get("lm_perplexity"))
@@ -195,8 +213,8 @@ def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
     """Held-out masked-LM perplexity of `model` on the 100/0/0 records, where every predicted
     token is [MASK]: one yardstick for models pre-trained with different masking (Table 8),
     and without the unchanged tokens a model can learn to copy. Our addition: the paper
-    reports none."""
-    _, heldout = data.records(MASK_ONLY)
+    reports none. A cased model's on the cased records."""
+    _, heldout = data.records(MASK_ONLY, model.cased)
     out = os.path.join(runner.output_dir, "pretraining", model.name, "eval_mask_only")
     flags = {
         "bert_config_file": model.bert_config,
@@ -217,7 +235,7 @@ def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
         )
     done = os.path.join(out, "eval_results.txt")
     runner.python(f"pretraining/{model.name}/eval_mask_only", "run_pretraining.py", flags, done)
-    if not os.path.isfile(done):
+    if not filesystem.isfile(done):
         return None
     return read_results(done).get("masked_lm_perplexity")
 
@@ -243,7 +261,7 @@ def unigram_perplexity(scale: Scale, data: Data, runner: Runner) -> float | None
     runner.python(
         "pretraining/unigram/eval_mask_only", "scripts/paper/unigram_baseline.py", flags, done
     )
-    return read_results(done).get("masked_lm_perplexity") if os.path.isfile(done) else None
+    return read_results(done).get("masked_lm_perplexity") if filesystem.isfile(done) else None
 
 
 RESULT_COLUMNS = [
@@ -270,7 +288,9 @@ def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
     folder = os.path.join(data.runner.output_dir, "pretraining", run.name)
     train, _ = data.records(run.masking)
     if kept_step:  # a checkpoint along the way (phase 1's at the paper's sizes)
-        files = sorted(glob.glob(train if scale.laptop else os.path.join(train, "phase1*", "*")))
+        files = sorted(
+            filesystem.glob(train if scale.laptop else os.path.join(train, "phase1*", "*"))
+        )
         return round(kept_step * scale.train_batch_size * _mean_tokens(tuple(files)))
     phases = [(folder, train)]
     if not scale.laptop:  # scripts/create_pretraining_data_two_phases.sh's folders
@@ -280,8 +300,8 @@ def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
         ]
     tokens = 0.0
     for run_dir, records in phases:
-        results, files = os.path.join(run_dir, "eval_results.txt"), sorted(glob.glob(records))
-        if not os.path.isfile(results) or not files:
+        results, files = os.path.join(run_dir, "eval_results.txt"), sorted(filesystem.glob(records))
+        if not filesystem.isfile(results) or not files:
             return None
         steps = read_results(results)["global_step"]
         tokens += steps * scale.train_batch_size * _mean_tokens(tuple(files))
@@ -306,25 +326,22 @@ def write_results(output_dir: str, path: str, schedule: str, tokens=lambda name:
     header += [f"mask_only_{c}" for c in MASK_ONLY_COLUMNS]
     rows = []
     root = os.path.join(output_dir, "pretraining")
-    for name in sorted(os.listdir(root)) if os.path.isdir(root) else []:
+    for name in sorted(filesystem.listdir(root)) if filesystem.isdir(root) else []:
         run = os.path.join(root, name)
         final = [
             os.path.join(run, "eval_results.txt"),
             os.path.join(run, "phase2", "eval_results.txt"),
         ]
-        done = [p for p in final if os.path.isfile(p)]
+        done = [p for p in final if filesystem.isfile(p)]
         mask_only_path = os.path.join(run, "eval_mask_only", "eval_results.txt")
-        if not done and not os.path.isfile(mask_only_path):
+        if not done and not filesystem.isfile(mask_only_path):
             continue
         results = read_results(done[0]) if done else {}
-        mask_only = read_results(mask_only_path) if os.path.isfile(mask_only_path) else {}
+        mask_only = read_results(mask_only_path) if filesystem.isfile(mask_only_path) else {}
         cells = [tokens(name)] + [results.get(c) for c in RESULT_COLUMNS]
         cells += [mask_only.get(c) for c in MASK_ONLY_COLUMNS]
         rows.append([schedule, name] + [_cell(value) for value in cells])
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w", encoding="utf-8") as f:
-        f.write("".join("\t".join(row) + "\n" for row in [header] + rows))
-    os.replace(path + ".tmp", path)
+    atomic_write_text(path, "".join("\t".join(row) + "\n" for row in [header] + rows))
     return len(rows)
 
 

@@ -7,7 +7,11 @@ import os
 import shlex
 import subprocess
 import sys
+import tempfile
 import time
+
+from bert_tf import filesystem
+from bert_tf.fileio import atomic_write_text
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 
@@ -15,6 +19,34 @@ REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", "..")
 # A rough cost of a step, in fine-tuning runs (a pre-training run takes about 15 of them on a
 # CPU), for the ETA of the whole reproduction.
 PRETRAINING_WEIGHT = 15
+
+
+# The scripts that run a model, to which the accelerator's flags go.
+ACCELERATED = (
+    "run_pretraining.py",
+    "run_classifier.py",
+    "run_squad.py",
+    "run_ner.py",
+    "run_swag.py",
+)
+
+
+def platform_flags(env: dict) -> dict:
+    """The accelerator's flags of every model step at the paper's sizes, from the environment
+    that scripts/paper/pretrain_bert.sh reads: PLATFORM tpu (TPU_NAME, TPU_ZONE, GCP_PROJECT),
+    gpu (NUM_GPUS, mixed_float16 and XLA; the default, as there) or cpu."""
+    platform = env.get("PLATFORM", "gpu")
+    if platform == "tpu":
+        flags = {"use_tpu": True, "tpu_name": env.get("TPU_NAME", "")}
+        return {**flags, "tpu_zone": env.get("TPU_ZONE"), "gcp_project": env.get("GCP_PROJECT")}
+    if platform == "gpu":
+        return {
+            "distribution_strategy": "mirrored",
+            "num_gpus": env.get("NUM_GPUS", "8"),
+            "dtype": "mixed_float16",
+            "use_xla": True,
+        }
+    return {}
 
 
 def _weight(name: str) -> int:
@@ -33,6 +65,9 @@ class Runner:
         self, output_dir: str, dry_run: bool, quiet: bool = False, pending: list | None = None
     ) -> None:
         self.output_dir, self.dry_run, self.quiet = output_dir, dry_run, quiet
+        # The accelerator's flags, added to every model step (`platform_flags`; none on a
+        # laptop).
+        self.accelerator: dict = {}
         self.env = {**os.environ, "TF_CPP_MIN_LOG_LEVEL": "2"}
         self.started = time.monotonic()
         self.printed: list[str] = []
@@ -41,9 +76,17 @@ class Runner:
         self.total_weight = sum(_weight(step) for step in self.pending)
         self.weight_done = 0
 
+    def is_done(self, name: str, done: str) -> bool:
+        """A step is done once its marker is written, after its command succeeded; or, from
+        before markers, once `done` is a file (the scripts write each file whole, last)."""
+        return filesystem.exists(self._marker(name)) or filesystem.isfile(done)
+
+    def _marker(self, name: str) -> str:
+        return os.path.join(self.output_dir, "logs", name.replace("/", "_") + ".done")
+
     def run(self, name: str, command: list[str], done: str, env: dict | None = None) -> None:
-        """Runs `command` (from the repository root) unless `done` exists."""
-        if os.path.exists(done):
+        """Runs `command` (from the repository root) unless the step is done (`is_done`)."""
+        if self.is_done(name, done):
             return
         log = os.path.join(self.output_dir, "logs", name.replace("/", "_") + ".log")
         line = " ".join(shlex.quote(part) for part in command)
@@ -55,19 +98,26 @@ class Runner:
             if not self.quiet:
                 print(f"# {name}\n{prefix + ' ' if prefix else ''}{line}")
             return
-        os.makedirs(os.path.dirname(log), exist_ok=True)
+        # A command writes its log to a local file; one under a URL gets a copy after each step.
+        local_log = log
+        if filesystem.is_url(log):
+            local_log = os.path.join(tempfile.gettempdir(), "bert_tf_logs", os.path.basename(log))
+        filesystem.makedirs(os.path.dirname(local_log))
         print(f"{self.progress(name)} {name} (log: {log})", flush=True)
         self.weight_done += _weight(name)
-        with open(log, "a", encoding="utf-8") as f:
+        with filesystem.open_file(local_log, "a") as f:
             f.write(f"$ {line}\n")
             f.flush()
             result = subprocess.run(
                 command, cwd=REPO, env={**self.env, **(env or {})}, stdout=f, stderr=f
             )
+        if local_log != log:
+            filesystem.copy(local_log, log)
         if result.returncode != 0:
-            with open(log, encoding="utf-8") as f:
+            with filesystem.open_file(local_log) as f:
                 tail = f.read().strip().splitlines()[-1:]
             sys.exit(f"reproduce.py: error: step {name} failed: {' '.join(tail)} (see {log})")
+        atomic_write_text(self._marker(name), line + "\n")
 
     def progress(self, name: str) -> str:
         """[step i/N, elapsed, a rough ETA from the weighted steps done so far]."""
@@ -82,13 +132,15 @@ class Runner:
 
     def python(self, name: str, script: str, flags: dict, done: str, *extra: str) -> None:
         command = [sys.executable, os.path.join(REPO, script)]
+        if os.path.basename(script) in ACCELERATED:
+            flags = {**flags, **self.accelerator}
         command += [f"--{key}={value}" for key, value in flags.items() if value is not None]
         self.run(name, command + list(extra), done)
 
 
 def read_results(path: str) -> dict[str, float]:
     """eval_results.txt (`key = value`) or eval_results.json."""
-    with open(path, encoding="utf-8") as f:
+    with filesystem.open_file(path) as f:
         if path.endswith(".json"):
             return {k: float(v) for k, v in json.load(f).items()}
         return {k: float(v) for k, v in (line.strip().split(" = ") for line in f if " = " in line)}
