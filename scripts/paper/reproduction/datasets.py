@@ -48,8 +48,8 @@ class Data:
         else:
             paths = [os.path.join(value, name) for name in names]
             absent = [p for p in paths if not filesystem.exists(p)] if names else []
-            if not names and not filesystem.glob(value):
-                absent = [value]
+            if not names:  # a file or comma-separated globs, as --input_file takes them
+                absent = [p for p in value.split(",") if p and not filesystem.glob(p)]
             if not absent:
                 return
             line = f"{variable}={value}: no {', '.join(absent)}; expected {expected}"
