@@ -118,14 +118,6 @@ def rmtree(path: str | os.PathLike) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
-def remove_path(path: str | os.PathLike) -> None:
-    """Removes `path`, a file or a folder; nothing if there is none."""
-    if isdir(path):
-        rmtree(path)
-    elif exists(path):
-        remove(path)
-
-
 def rename(source: str, target: str, last: tuple[str, ...] = ()) -> None:
     """Renames the file or folder `source` to `target`, replacing a file there. Local:
     `os.replace`, atomic. A URL: a file by the file system's rename, which on object stores
