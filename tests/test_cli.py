@@ -33,7 +33,7 @@ SCRIPTS = [
     "scripts/stdlib_corpus.py", "scripts/convert_checkpoint.py", "scripts/conll_sample.py",
     "scripts/squad_sample.py", "scripts/swag_sample.py", "scripts/paper/reproduce.py",
     "scripts/paper/glue_search.py", "scripts/paper/plot_reproduction.py",
-    "scripts/paper/unigram_baseline.py",
+    "scripts/paper/unigram_baseline.py", "scripts/paper/bow_baseline.py",
 ]  # fmt: skip
 # Every flag of the top-level scripts, as recorded (see test_flags.py).
 RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())

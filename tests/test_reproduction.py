@@ -608,6 +608,43 @@ def test_the_unigram_baseline_predicts_each_masked_token_by_its_training_frequen
     assert results["masked_lm_accuracy"] == 0.5  # always the most frequent token, 1
 
 
+def test_the_bag_of_words_baseline_fits_the_regularised_logistic_optimum():
+    import numpy as np
+    from bow_baseline import SparseBinary, fit_logistic
+
+    rng = np.random.default_rng(0)
+    ones = rng.random((200, 30)) < 0.2  # [n, d] multi-hot
+    y = (ones[:, :5].sum(1) > ones[:, 5:10].sum(1)).astype(float)
+    rows, columns = np.nonzero(ones)
+    w, b = fit_logistic(SparseBinary(rows, columns, ones.shape), y, l2=1e-2)
+    # the optimum: the penalised loss's gradient is zero there
+    residual = 1 / (1 + np.exp(-(ones @ w + b))) - y
+    assert np.abs(ones.T @ residual / 200 + 1e-2 * w).max() < 1e-6
+    assert abs(residual.mean()) < 1e-6
+
+
+def test_the_bag_of_words_baseline_scores_a_task_its_words_decide(tmp_path):
+    rows = [("a good film", "1"), ("bad , bad acting", "0"), ("good fun", "1"), ("so bad", "0")]
+    write_tsv(tmp_path / "train.tsv", [("sentence", "label"), *rows * 5])
+    write_tsv(tmp_path / "dev.tsv", [("sentence", "label"), ("good", "1"), ("bad film", "0")])
+    output = tmp_path / "eval_results.txt"
+    result = run_script(
+        "scripts/paper/bow_baseline.py", "--task_name=SST-2", f"--data_dir={tmp_path}",
+        "--max_train_examples=8", f"--output_file={output}",
+    )  # fmt: skip
+    assert succeeded(result)
+    lines = output.read_text().splitlines()
+    assert "eval_accuracy = 1.0" in lines and "train_examples = 8" in lines
+
+
+def test_the_bag_of_words_baseline_refuses_a_task_of_three_labels(tmp_path):
+    result = run_script(
+        "scripts/paper/bow_baseline.py", "--task_name=MNLI", f"--data_dir={tmp_path}",
+        f"--output_file={tmp_path / 'out.txt'}",
+    )  # fmt: skip
+    assert "--task_name=MNLI has labels" in error_line(result, "bow_baseline.py")
+
+
 def test_the_reproduction_page_shows_plots_that_are_in_the_repository():
     page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
     images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", page)
