@@ -23,16 +23,6 @@ from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import BasicTokenizer
 
 
-def bag_of_words(texts: list[list[str]], vocab: dict[str, int]) -> tuple[np.ndarray, np.ndarray]:
-    """(rows, columns) of the ones of the examples' multi-hot matrix; unknown words dropped."""
-    rows, columns = [], []
-    for i, words in enumerate(texts):
-        known = sorted({vocab[w] for w in words if w in vocab})
-        rows += [i] * len(known)
-        columns += known
-    return np.array(rows, np.int64), np.array(columns, np.int64)
-
-
 class SparseBinary:
     """A 0/1 matrix [n, d] from its ones' coordinates: X @ w and X.T @ r in O(ones)."""
 
@@ -44,6 +34,18 @@ class SparseBinary:
 
     def rmatmul(self, r: np.ndarray) -> np.ndarray:
         return np.bincount(self.columns, weights=r[self.rows], minlength=self.shape[1])
+
+
+def bag_of_words(texts: list[list[str]], vocab: dict[str, int]) -> SparseBinary:
+    """The examples' multi-hot matrix [len(texts), len(vocab)]; unknown words dropped."""
+    rows, columns = [], []
+    for i, words in enumerate(texts):
+        known = sorted({vocab[w] for w in words if w in vocab})
+        rows += [i] * len(known)
+        columns += known
+    return SparseBinary(
+        np.array(rows, np.int64), np.array(columns, np.int64), (len(texts), len(vocab))
+    )
 
 
 def fit_logistic(
@@ -117,9 +119,8 @@ def bow_baseline(args: BowOptions) -> dict:
     for words in train_words:
         for word in words:
             vocab.setdefault(word, len(vocab))
-    x = SparseBinary(*bag_of_words(train_words, vocab), (len(train_words), len(vocab)))
-    w, b = fit_logistic(x, train_y, args.l2)
-    dev = SparseBinary(*bag_of_words(dev_words, vocab), (len(dev_words), len(vocab)))
+    w, b = fit_logistic(bag_of_words(train_words, vocab), train_y, args.l2)
+    dev = bag_of_words(dev_words, vocab)
     results = {
         "eval_accuracy": float(np.mean((dev @ w + b > 0) == (dev_y > 0.5))),
         "train_examples": len(train_words),
