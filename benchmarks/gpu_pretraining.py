@@ -4,6 +4,7 @@ TFLOP/s and share of the GPU's bf16 peak, with each peer's ratio to ours.
 
     python benchmarks/gpu_pretraining.py                      # base128, base512, large128
     python benchmarks/gpu_pretraining.py --configs=tiny128 --steps=3 --warmup_steps=1  # on a CPU
+    python benchmarks/gpu_pretraining.py --profile_dir=/tmp/profile  # + each step's kernels
 
 It runs where there is no TensorFlow: ours and keras-hub on the Keras 3 JAX backend (bert_tf's
 model, objective and heads are backend-agnostic Keras), HF on PyTorch. Each (config,
@@ -12,7 +13,10 @@ whose packages are missing is skipped with a note. The same step for all three: 
 bf16 compute (`--dtype`), AdamW (lr 1e-4, weight decay 0.01) with a global-norm clip of 1.0,
 jit-compiled (jax.jit for the Keras models, torch.compile for HF); one synthetic batch,
 repeated, every token and prediction real. The compilation steps (`--warmup_steps`) are not
-timed.
+timed. With `--profile_dir`, each worker then traces `--profile_steps` more steps (JAX's or
+torch's profiler), writes its kernel table there (`benchmarks/kernel_profile.py`) beside the
+trace, and the Keras workers their compiled step's HLO, so that each kernel's fusion can be
+read.
 """
 
 from __future__ import annotations
@@ -23,6 +27,8 @@ import os
 import subprocess
 import sys
 import time
+
+from kernel_profile import load_trace, summarize  # benchmarks/kernel_profile.py
 
 from run_pretraining import training_flops_per_sequence  # benchmarks/run_pretraining.py
 
@@ -97,6 +103,25 @@ def keras_step(model, inputs_of, loss_of):
     return step, state
 
 
+def use_dropout_rng(impl: str) -> None:
+    """Keras's dropout on JAX draws its masks with threefry (its seeds are raw threefry keys);
+    `impl` "rbg" hands each dropout a key of JAX's `rbg` implementation (XLA's RngBitGenerator)
+    instead, made from the same seed: what a Keras with typed keys could do. Benchmark only."""
+    if impl == "threefry":
+        return
+    import jax
+    import jax.numpy as jnp
+    from keras.src.backend.jax import random as keras_jax_random
+
+    draw = keras_jax_random.jax_draw_seed
+
+    def draw_seed(seed):
+        data = jnp.asarray(draw(seed), jnp.uint32)  # [2]: a threefry key's data
+        return jax.random.wrap_key_data(jnp.concatenate([data, data]), impl=impl)  # [4]
+
+    keras_jax_random.jax_draw_seed = draw_seed
+
+
 def bert_tf_step(layers, hidden, dtype):
     """Ours: BertPretrainer (both heads) and the paper's loss, `pretraining_loss`."""
     import keras
@@ -153,6 +178,7 @@ def keras_hub_step(layers, hidden, dtype):
 def measure_keras(implementation, layers, hidden, seq_length, predictions, batch, args) -> dict:
     import jax
 
+    use_dropout_rng(args.dropout_rng)
     build = bert_tf_step if implementation == "bert_tf" else keras_hub_step
     step, state = build(layers, hidden, args.dtype)
     data = jax.device_put(synthetic_batch(batch, seq_length, predictions))
@@ -165,8 +191,36 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
     for _ in range(args.steps):
         loss, state = step(state, data)
     jax.block_until_ready(loss)
-    return {"seconds": time.perf_counter() - start, "warmup_s": warmup, "loss": float(loss),
-            "device": jax.devices()[0].device_kind}  # fmt: skip
+    seconds = time.perf_counter() - start
+
+    def profile() -> None:
+        import glob
+        import gzip
+
+        nonlocal loss, state
+        trace_dir = os.path.join(args.profile_dir, f"{args.config}_{implementation}")
+        with jax.profiler.trace(trace_dir):
+            for _ in range(args.profile_steps):
+                loss, state = step(state, data)
+            jax.block_until_ready(loss)
+        trace = glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True)
+        write_profile(args, implementation, load_trace(trace[0]) if trace else {"traceEvents": []})
+        # The compiled step's HLO after XLA's passes (from jit's cache: no second compilation):
+        # the fusions that the kernel table names.
+        with gzip.open(os.path.join(args.profile_dir, f"{args.config}_{implementation}.hlo.gz"),
+                       "wt") as f:  # fmt: skip
+            f.write(step.lower(state, data).compile().as_text())
+
+    result = {"seconds": seconds, "warmup_s": warmup, "loss": float(loss),
+              "device": jax.devices()[0].device_kind}  # fmt: skip
+    return result, profile
+
+
+def write_profile(args, implementation: str, trace: dict) -> None:
+    """The worker's kernel table, as `<profile_dir>/<config>_<implementation>.txt`."""
+    path = os.path.join(args.profile_dir, f"{args.config}_{implementation}.txt")
+    with open(path, "w") as f:
+        f.write(summarize(trace, args.profile_steps))
 
 
 def measure_hf(layers, hidden, seq_length, predictions, batch, args) -> dict:
@@ -216,20 +270,40 @@ def measure_hf(layers, hidden, seq_length, predictions, batch, args) -> dict:
     for _ in range(args.steps):
         loss = step()
     sync()
+    seconds = time.perf_counter() - start
+
+    def profile() -> None:
+        activities = [torch.profiler.ProfilerActivity.CPU]
+        if device == "cuda":
+            activities.append(torch.profiler.ProfilerActivity.CUDA)
+        with torch.profiler.profile(activities=activities) as profiler:
+            for _ in range(args.profile_steps):
+                step()
+            sync()
+        trace = os.path.join(args.profile_dir, f"{args.config}_hf_torch_compile.trace.json")
+        profiler.export_chrome_trace(trace)
+        write_profile(args, "hf_torch_compile", load_trace(trace))
+
     name = torch.cuda.get_device_name() if device == "cuda" else "cpu"
-    return {"seconds": time.perf_counter() - start, "warmup_s": warmup,
-            "loss": float(loss), "device": name}  # fmt: skip
+    return {"seconds": seconds, "warmup_s": warmup, "loss": float(loss), "device": name}, profile
 
 
 def worker(args) -> None:
     layers, hidden, seq_length, predictions, batch = CONFIGS[args.config]
     batch = args.batch_size or batch
     if args.worker == "hf_torch_compile":
-        result = measure_hf(layers, hidden, seq_length, predictions, batch, args)
+        result, profile = measure_hf(layers, hidden, seq_length, predictions, batch, args)
     else:
-        result = measure_keras(args.worker, layers, hidden, seq_length, predictions, batch, args)
+        measure = measure_keras
+        result, profile = measure(args.worker, layers, hidden, seq_length, predictions, batch, args)
     result["sequences_per_second"] = batch * args.steps / result["seconds"]
     print(RESULT_PREFIX + json.dumps(result), flush=True)
+    if args.profile_dir:
+        try:  # after the result: a profiler that fails costs the table nothing
+            profile()
+        except Exception as error:  # noqa: BLE001 - any failure is reported, not raised
+            with open(os.path.join(args.profile_dir, f"{args.config}_{args.worker}.txt"), "w") as f:
+                f.write(f"profile failed: {type(error).__name__}: {error}\n")
 
 
 def run_worker(implementation: str, config: str, args) -> dict | str:
@@ -244,6 +318,8 @@ def run_worker(implementation: str, config: str, args) -> dict | str:
         sys.executable, os.path.abspath(__file__), f"--worker={implementation}",
         f"--config={config}", f"--dtype={args.dtype}", f"--steps={args.steps}",
         f"--warmup_steps={args.warmup_steps}", f"--batch_size={args.batch_size}",
+        f"--profile_dir={args.profile_dir}", f"--profile_steps={args.profile_steps}",
+        f"--dropout_rng={args.dropout_rng}",
     ]  # fmt: skip
     env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))) + os.pathsep + os.environ.get("PYTHONPATH", "")}  # fmt: skip
@@ -269,11 +345,17 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=20, help="timed steps")
     parser.add_argument("--warmup_steps", type=int, default=3)
     parser.add_argument("--batch_size", type=int, default=0, help="0: the config's")
+    parser.add_argument("--profile_dir", default="", help="trace each worker's steps here")
+    parser.add_argument("--profile_steps", type=int, default=3)
+    parser.add_argument("--dropout_rng", choices=("threefry", "rbg"), default="threefry",
+                        help="the Keras models' dropout RNG on JAX")  # fmt: skip
     parser.add_argument("--worker", choices=IMPLEMENTATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.worker:
         return worker(args)
+    if args.profile_dir:
+        os.makedirs(args.profile_dir, exist_ok=True)
     print(f"{'config':9} {'implementation':17} {'seq/s':>8} {'TFLOP/s':>8} {'% peak':>7} "
           f"{'vs bert_tf':>10} {'warm-up s':>9}  device")  # fmt: skip
     for config in args.configs.split(","):
@@ -293,10 +375,23 @@ def main() -> None:
             ratio = f"{rate / ours:.2f}x" if ours else "-"
             print(f"{config:9} {implementation:17} {rate:>8.1f} {tflops:>8.2f} {share:>7} "
                   f"{ratio:>10} {result['warmup_s']:>9.1f}  {result['device']}")  # fmt: skip
-    print(f"\ndtype {args.dtype}; {args.steps} timed steps after {args.warmup_steps} warm-up "
-          "steps; "
+    print(f"\ndtype {args.dtype}; Keras dropout RNG {args.dropout_rng}; {args.steps} timed steps "
+          f"after {args.warmup_steps} warm-up steps; "
           "TFLOP/s from benchmarks/run_pretraining.py's analytic count (with NSP; the same count "
           "for every implementation)")  # fmt: skip
+    if args.profile_dir:
+        print_profiles(args)
+
+
+def print_profiles(args) -> None:
+    """Every worker's kernel table, after the results table."""
+    for config in args.configs.split(","):
+        for implementation in args.implementations.split(","):
+            path = os.path.join(args.profile_dir, f"{config}_{implementation}.txt")
+            if os.path.exists(path):
+                with open(path) as f:
+                    print(f"\n## {config} {implementation}: {args.profile_steps} steps traced\n")
+                    print(f.read(), end="")
 
 
 if __name__ == "__main__":
