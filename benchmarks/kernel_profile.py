@@ -22,14 +22,16 @@ import re
 DEVICE_CATEGORIES = ("kernel", "gpu_memcpy", "gpu_memset")
 # Library matrix-product kernels (cuBLAS's nvjet / sm90_xmma / cutlass) and XLA's Triton GEMMs.
 GEMM = re.compile(r"gemm|nvjet|xmma|cutlass|cublas|__dot|triton_gemm|gemv", re.IGNORECASE)
-ATTENTION = re.compile(r"flash|fmha|attention|sdpa|softmax", re.IGNORECASE)
+# Fused attention kernels (cuDNN's SDPA and its helpers, flash attention); an unfused softmax
+# is a fusion like any other (and the masked LM's log-softmax is not attention).
+ATTENTION = re.compile(r"flash|fmha|attention|sdpa|cudnn", re.IGNORECASE)
 
 
 def kernel_class(name: str) -> str:
     if GEMM.search(name):
         return "matrix products"
     if ATTENTION.search(name):
-        return "attention / softmax"
+        return "fused attention"
     if "memcpy" in name.lower() or "memset" in name.lower():
         return "copies"
     return "other (fusions, reductions, elementwise)"

@@ -9,6 +9,8 @@ from conftest import REPO
 sys.path.insert(0, str(REPO / "benchmarks"))
 from kernel_profile import kernel_class, summarize  # noqa: E402
 
+OTHER = "other (fusions, reductions, elementwise)"
+
 
 def metadata(pid, name, tid=None):
     event = {"ph": "M", "pid": pid, "name": "process_name", "args": {"name": name}}
@@ -30,7 +32,8 @@ def jax_trace():
         metadata(2, "XLA Ops", tid=8),
         kernel("nvjet_hsh_256x128_gemm", 3000.0, args={"hlo_op": "custom-call.12"}),
         kernel("nvjet_hsh_256x128_gemm", 3000.0, args={"hlo_op": "custom-call.12"}),
-        kernel("loop_softmax_fusion", 1500.0), kernel("xor_xor_fusion", 500.0),
+        kernel("cudnn_generated_fort_native_sdpa_sm90_flash_fprop", 1500.0),
+        kernel("xor_xor_fusion", 500.0),
         kernel("custom-call.12", 6000.0, tid=8),  # the XLA Ops line: not a kernel
         kernel("PjitFunction(step)", 99999.0, pid=1, tid=3),  # the host
     ]}  # fmt: skip
@@ -47,7 +50,7 @@ def test_only_the_streams_kernels_count_each_step_and_class_adds_up():
     # 8,000 us of kernels over 2 steps, the XLA Ops line and the host's events left out.
     assert table.startswith("kernel time 4.00 ms/step over 2 steps")
     assert row(table, "matrix products") == ["3.00", "75.0%"]
-    assert row(table, "attention / softmax") == ["0.75", "18.8%"]
+    assert row(table, "fused attention") == ["0.75", "18.8%"]
     # The top kernel: 3 ms a step, one call a step, its HLO op named.
     assert row(table, "nvjet_hsh_256x128_gemm") == ["3.000", "75.0%", "1", "[custom-call.12]"]
 
@@ -72,5 +75,9 @@ def test_a_trace_without_device_kernels_says_so():
 def test_kernel_classes_by_name():
     assert kernel_class("sm90_xmma_gemm_bf16bf16_bf16f32") == "matrix products"
     assert kernel_class("triton_gemm_dot_3") == "matrix products"
-    assert kernel_class("pytorch_flash::flash_bwd_kernel") == "attention / softmax"
-    assert kernel_class("loop_add_fusion_4") == "other (fusions, reductions, elementwise)"
+    assert kernel_class("pytorch_flash::flash_bwd_kernel") == "fused attention"
+    assert kernel_class("void cudnn::fusion::compute_dot_do_o_specialized<true, 64>") == (
+        "fused attention"
+    )
+    assert kernel_class("triton_red_fused__log_softmax_addmm") == OTHER
+    assert kernel_class("loop_add_fusion_4") == OTHER
