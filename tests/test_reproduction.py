@@ -20,6 +20,7 @@ from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
+from plot_reproduction import perplexity_points  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
@@ -93,6 +94,27 @@ def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path)
         endings = [row[f"ending{k}"] for k in range(4)]
         assert endings[int(row["label"])] == f"{i + 1} of the book tells part {i + 1} of it."
         assert len(set(endings)) == 4
+
+
+def test_the_perplexity_figure_follows_the_base_run_through_its_kept_checkpoints():
+    def row(run, tokens, perplexity):
+        return {"run": run, "tokens": tokens, "mask_only_masked_lm_perplexity": perplexity}
+
+    base = "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1"
+    rows = [
+        row(base, "154146944", "57.8"),
+        row(base + "_step16000", "61658778", "263.3"),
+        row(base + "_step8000", "30829389", "626.1"),
+        row("L-4_H-128_A-2_mlm_0.8_0.1_0.1", "154146944", "-"),  # MLM only: no [MASK] eval
+        row("L-8_H-192_A-3_mlm_nsp_0.8_0.1_0.1", "77073472", "300.0"),  # a Table 6 shape
+        row("L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_step24000", "-", "-"),  # pending
+        row("unigram", "-", "760.7"),
+    ]
+    run, points, unigram = perplexity_points(rows)
+    assert run == base
+    assert points == [(30829389, 626.1), (61658778, 263.3), (154146944, 57.8)]
+    assert unigram == 760.7
+    assert perplexity_points([]) == ("", [], None)
 
 
 def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):

@@ -6,7 +6,10 @@ r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote 
 - figure5_steps.png: Dev accuracy of the MLM and LTR models against pre-training steps (paper
   Figure 5);
 - pretraining_curves.png: the training loss of every finished pre-training run (TensorBoard
-  summaries in OUT/pretraining/*/train), by objective, masking and size.
+  summaries in OUT/pretraining/*/train), by objective, masking and size;
+- mask_only_perplexity.png: the base masked LM's held-out [MASK]-only perplexity against the
+  tokens it had seen (Figure 5's kept checkpoints and its last step), with the unigram model's
+  (pretraining.tsv).
 
     python scripts/paper/plot_reproduction.py --output_dir=output/paper_small \
       --figures_dir=docs/figures
@@ -177,6 +180,42 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     return save(figure, figures_dir, "pretraining_curves.png")
 
 
+def perplexity_points(rows: list[dict]) -> tuple[str, list[tuple[int, float]], float | None]:
+    """From pretraining.tsv's rows: the masked LM whose [MASK]-only perplexity was measured at
+    the most points (Figure 5's base run: its kept checkpoints `RUN_stepN` and RUN itself), its
+    (tokens seen, perplexity) in order, and the unigram model's perplexity (None if not run)."""
+    curves: dict[str, list[tuple[int, float]]] = {}
+    unigram = None
+    for r in rows:
+        perplexity = value(r["mask_only_masked_lm_perplexity"])
+        if r["run"] == "unigram":
+            unigram = perplexity
+            continue
+        match = re.fullmatch(r"(.+_mlm_nsp_0\.8_0\.1_0\.1)(?:_step\d+)?", r["run"])
+        if match and perplexity is not None and value(r["tokens"]) is not None:
+            curves.setdefault(match.group(1), []).append((int(value(r["tokens"])), perplexity))
+    if not curves:
+        return "", [], unigram
+    run = max(curves, key=lambda name: len(curves[name]))
+    return run, sorted(curves[run]), unigram
+
+
+def plot_perplexity(output_dir: str, figures_dir: str) -> str | None:
+    run, points, unigram = perplexity_points(read_table(output_dir, "pretraining"))
+    if not points:
+        return None
+    figure, axis = _pyplot().subplots(figsize=(6, 4.2))
+    xs, ys = zip(*points, strict=True)
+    axis.plot([x / 1e6 for x in xs], ys, marker="o", label=run.replace("_", " "))
+    if unigram is not None:
+        axis.axhline(unigram, color="gray", linestyle="--", label=f"unigram model ({unigram:.0f})")
+    axis.set_yscale("log")
+    axis.set(xlabel="tokens seen (millions)", ylabel="held-out [MASK]-only perplexity")
+    axis.legend(fontsize=8)
+    figure.suptitle("The base masked LM learning: every predicted token a [MASK]")
+    return save(figure, figures_dir, "mask_only_perplexity.png")
+
+
 def save(figure, figures_dir: str, name: str) -> str:
     filesystem.makedirs(figures_dir)
     path = os.path.join(figures_dir, name)
@@ -194,7 +233,7 @@ class PlotOptions(Options):
 
 def plot_figures(args: PlotOptions) -> None:
     check_options(args)
-    for plot in (plot_table6, plot_figure5, plot_pretraining):
+    for plot in (plot_table6, plot_figure5, plot_pretraining, plot_perplexity):
         path = plot(args.output_dir, args.figures_dir)
         print(f"{plot.__name__}: {path or 'nothing to plot yet'}")
 
