@@ -22,6 +22,8 @@ read.
 from __future__ import annotations
 
 import argparse
+import glob
+import gzip
 import json
 import os
 import subprocess
@@ -175,7 +177,8 @@ def keras_hub_step(layers, hidden, dtype):
     return keras_step(model, inputs_of, loss_of)
 
 
-def measure_keras(implementation, layers, hidden, seq_length, predictions, batch, args) -> dict:
+def measure_keras(implementation, layers, hidden, seq_length, predictions, batch, args):
+    """(result, profile): the timed steps' result, and a function that traces more steps."""
     import jax
 
     use_dropout_rng(args.dropout_rng)
@@ -194,9 +197,6 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
     seconds = time.perf_counter() - start
 
     def profile() -> None:
-        import glob
-        import gzip
-
         nonlocal loss, state
         trace_dir = os.path.join(args.profile_dir, f"{args.config}_{implementation}")
         with jax.profiler.trace(trace_dir):
@@ -223,8 +223,9 @@ def write_profile(args, implementation: str, trace: dict) -> None:
         f.write(summarize(trace, args.profile_steps))
 
 
-def measure_hf(layers, hidden, seq_length, predictions, batch, args) -> dict:
-    """HF transformers' BertForPreTraining in bf16 autocast, torch.compile'd, fused AdamW."""
+def measure_hf(layers, hidden, seq_length, predictions, batch, args):
+    """HF transformers' BertForPreTraining in bf16 autocast, torch.compile'd, fused AdamW; as
+    measure_keras, (result, profile)."""
     import torch
     import transformers
 
@@ -294,8 +295,9 @@ def worker(args) -> None:
     if args.worker == "hf_torch_compile":
         result, profile = measure_hf(layers, hidden, seq_length, predictions, batch, args)
     else:
-        measure = measure_keras
-        result, profile = measure(args.worker, layers, hidden, seq_length, predictions, batch, args)
+        result, profile = measure_keras(
+            args.worker, layers, hidden, seq_length, predictions, batch, args
+        )
     result["sequences_per_second"] = batch * args.steps / result["seconds"]
     print(RESULT_PREFIX + json.dumps(result), flush=True)
     if args.profile_dir:

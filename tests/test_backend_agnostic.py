@@ -4,6 +4,7 @@ and the pre-training heads give TensorFlow's numbers."""
 
 from __future__ import annotations
 
+import gzip
 import json
 import subprocess
 import sys
@@ -64,12 +65,18 @@ def test_the_jax_backend_gives_tensorflows_outputs_without_importing_tensorflow(
 
 def test_the_gpu_benchmark_trains_ours_under_jax(tmp_path):
     # benchmarks/gpu_pretraining.py runs on GPU machines without TensorFlow: here on the CPU,
-    # one step of a tiny config, only for the table's row (no timing is checked).
+    # one step of a tiny config, only for the table's row (no timing is checked), then one
+    # traced step: a CPU trace has no GPU kernels, but the worker's profile files are written.
     result = subprocess.run(
         [sys.executable, "benchmarks/gpu_pretraining.py", "--configs=tiny128", "--steps=1",
-         "--warmup_steps=1", "--implementations=bert_tf"],
+         "--warmup_steps=1", "--implementations=bert_tf", f"--profile_dir={tmp_path}",
+         "--profile_steps=1"],
         cwd=REPO, env=SCRIPT_ENV, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     row = next(line for line in result.stdout.splitlines() if line.startswith("tiny128"))
     assert row.split()[1] == "bert_tf" and float(row.split()[2]) > 0, result.stdout
+    assert "## tiny128 bert_tf: 1 steps traced" in result.stdout
+    assert (tmp_path / "tiny128_bert_tf.txt").read_text().startswith("no GPU kernels")
+    with gzip.open(tmp_path / "tiny128_bert_tf.hlo.gz", "rt") as f:
+        assert f.readline().startswith("HloModule jit_step")
