@@ -203,24 +203,26 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
             for _ in range(args.profile_steps):
                 loss, state = step(state, data)
             jax.block_until_ready(loss)
-        trace = glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True)
-        write_profile(args, implementation, load_trace(trace[0]) if trace else {"traceEvents": []})
         # The compiled step's HLO after XLA's passes (from jit's cache: no second compilation):
         # the fusions that the kernel table names.
+        hlo_text = step.lower(state, data).compile().as_text()
         with gzip.open(os.path.join(args.profile_dir, f"{args.config}_{implementation}.hlo.gz"),
                        "wt") as f:  # fmt: skip
-            f.write(step.lower(state, data).compile().as_text())
+            f.write(hlo_text)
+        trace = glob.glob(os.path.join(trace_dir, "**", "*.trace.json.gz"), recursive=True)
+        trace = load_trace(trace[0]) if trace else {"traceEvents": []}
+        write_profile(args, implementation, trace, hlo_text)
 
     result = {"seconds": seconds, "warmup_s": warmup, "loss": float(loss),
               "device": jax.devices()[0].device_kind}  # fmt: skip
     return result, profile
 
 
-def write_profile(args, implementation: str, trace: dict) -> None:
+def write_profile(args, implementation: str, trace: dict, hlo_text: str = "") -> None:
     """The worker's kernel table, as `<profile_dir>/<config>_<implementation>.txt`."""
     path = os.path.join(args.profile_dir, f"{args.config}_{implementation}.txt")
     with open(path, "w") as f:
-        f.write(summarize(trace, args.profile_steps))
+        f.write(summarize(trace, args.profile_steps, hlo_text=hlo_text))
 
 
 def measure_hf(layers, hidden, seq_length, predictions, batch, args):

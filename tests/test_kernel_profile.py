@@ -7,7 +7,7 @@ import sys
 from conftest import REPO
 
 sys.path.insert(0, str(REPO / "benchmarks"))
-from kernel_profile import kernel_class, summarize  # noqa: E402
+from kernel_profile import kernel_class, model_part, summarize  # noqa: E402
 
 OTHER = "other (fusions, reductions, elementwise)"
 
@@ -81,3 +81,33 @@ def test_kernel_classes_by_name():
     )
     assert kernel_class("triton_red_fused__log_softmax_addmm") == OTHER
     assert kernel_class("loop_add_fusion_4") == OTHER
+
+
+# Two instructions of a compiled step as XLA prints them (abridged).
+HLO = """
+  %fusion.3620 = bf16[32,12,512,512]{3,2,1,0} fusion(%p0, %p1), kind=kCustom, calls=%fc.1, metadata={op_name="jit(step)/transpose(jvp(bert_encoder))/layer_11/attention_self/convert_element_type" stack_frame_id=461}
+  %loop_compare_fusion = pred[32,12,512,512]{3,2,1,0} fusion(%p2), kind=kLoop, calls=%fc.2, metadata={op_name="jit(step)/jvp(bert_encoder)/layer_2/attention_self/dropout_5/jit(_bernoulli)/lt"}
+"""  # noqa: E501
+
+
+def test_with_the_hlo_kernels_are_summed_by_the_part_of_the_model_they_came_from():
+    trace = jax_trace()
+    trace["traceEvents"] += [kernel("fusion_3620", 1000.0), kernel("loop_compare_fusion", 400.0)]
+    table = summarize(trace, steps=2, hlo_text=HLO)
+    parts = table.split("part of the model")[1]
+    assert row(parts, "bert_encoder/attention_self backward") == ["0.500", "10.6%"]
+    assert row(parts, "bert_encoder/attention_self/dropout/_bernoulli") == ["0.200", "4.3%"]
+    assert row(parts, "library matrix products") == ["3.000", "63.8%"]  # cuBLAS: no HLO name
+
+
+def test_a_model_part_is_summed_over_layers_and_names_the_backward_pass():
+    assert model_part("jit(step)/jvp(bert_encoder)/layer_0/intermediate/mul") == (
+        "bert_encoder/intermediate"
+    )
+    assert (
+        model_part(
+            "jit(step)/transpose(jvp(bert_backbone))/transformer_layer_3/self_attention_layer/"
+            "softmax_11/jit(_where)/select_n"
+        )
+        == "bert_backbone/self_attention_layer/softmax/_where backward"
+    )
