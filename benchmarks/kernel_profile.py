@@ -107,14 +107,14 @@ def summarize(trace: dict, steps: int, top: int = 30, hlo_text: str = "") -> str
     if not kernels:
         return "no GPU kernels in the trace (a CPU run?)\n"
     by_name: dict[str, list] = collections.defaultdict(lambda: [0.0, 0, ""])
-    by_class: dict[str, float] = collections.defaultdict(float)
     for e in kernels:
-        name = e["name"]
-        entry = by_name[name]
-        entry[0] += float(e.get("dur", 0.0))  # microseconds
+        entry = by_name[e["name"]]  # [microseconds, calls, hlo op]
+        entry[0] += float(e.get("dur", 0.0))
         entry[1] += 1
         entry[2] = entry[2] or str(e.get("args", {}).get("hlo_op", ""))
-        by_class[kernel_class(name)] += float(e.get("dur", 0.0))
+    by_class: dict[str, float] = collections.defaultdict(float)
+    for name, (time, _, _) in by_name.items():
+        by_class[kernel_class(name)] += time
     total = sum(by_class.values())
     start = min(float(e["ts"]) for e in kernels)
     end = max(float(e["ts"]) + float(e.get("dur", 0.0)) for e in kernels)
@@ -146,10 +146,14 @@ def summarize(trace: dict, steps: int, top: int = 30, hlo_text: str = "") -> str
     return "\n".join(lines) + "\n"
 
 
+def read_text(path: str) -> str:
+    """A file's text, gzip'd (`.gz`) or not."""
+    with (gzip.open if path.endswith(".gz") else open)(path, "rt") as f:
+        return f.read()
+
+
 def load_trace(path: str) -> dict:
-    opener = gzip.open if path.endswith(".gz") else open
-    with opener(path, "rt") as f:
-        return json.load(f)
+    return json.loads(read_text(path))
 
 
 def main() -> None:
@@ -159,10 +163,7 @@ def main() -> None:
     parser.add_argument("--top", type=int, default=30)
     parser.add_argument("--hlo", default="", help="the step's compiled HLO text (.gz or not)")
     args = parser.parse_args()
-    hlo_text = ""
-    if args.hlo:
-        with (gzip.open if args.hlo.endswith(".gz") else open)(args.hlo, "rt") as f:
-            hlo_text = f.read()
+    hlo_text = read_text(args.hlo) if args.hlo else ""
     print(summarize(load_trace(args.trace), args.steps, args.top, hlo_text), end="")
 
 
