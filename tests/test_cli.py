@@ -34,6 +34,7 @@ SCRIPTS = [
     "scripts/squad_sample.py", "scripts/swag_sample.py", "scripts/paper/reproduce.py",
     "scripts/paper/glue_search.py", "scripts/paper/plot_reproduction.py",
     "scripts/paper/unigram_baseline.py", "scripts/paper/bow_baseline.py",
+    "scripts/paper/doc_tables.py",
 ]  # fmt: skip
 # Every flag of the top-level scripts, as recorded (see test_flags.py).
 RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())

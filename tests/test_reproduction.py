@@ -5,6 +5,7 @@ script end to end at --quick size (slow)."""
 from __future__ import annotations
 
 import csv
+import dataclasses
 import json
 import math
 import os
@@ -20,12 +21,14 @@ from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
+from doc_tables import DocTablesOptions, doc_tables, render_doc  # noqa: E402
 from plot_reproduction import perplexity_points  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
 from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
 
+from bert_tf.errors import InputError  # noqa: E402
 from bert_tf.squad.data import read_squad_file  # noqa: E402
 
 SHARED = REPO.parent / "shared" / "data"
@@ -673,3 +676,70 @@ def test_the_reproduction_page_shows_plots_that_are_in_the_repository():
     assert len(images) >= 3
     for image in images:
         assert (Path(REPO) / "docs" / image).is_file(), image
+
+
+TSV_HEADER = ["schedule", "row", "column", "ours", "paper_row", "paper", "spread", "lr"]
+DOC = """# Tables
+
+<!-- begin table5 -->
+**Table 5: pre-training tasks** (ours / paper)
+
+| | old |
+|---|---|
+| BERT | 1.0 / 2.0 |
+
+- MNLI-m: RTE.
+<!-- end table5 -->
+
+Prose after the block stays.
+"""
+
+
+def test_the_doc_tables_give_each_schedule_beside_the_paper_and_keep_the_notes(tmp_path):
+    write_tsv(tmp_path / "table5.tsv", [
+        TSV_HEADER,
+        ["small", "BERT", "MNLI-m", "53.4", "BERT-BASE", "84.4", "-", "-"],
+        ["small", "BERT", "QNLI", "59.7", "BERT-BASE", "88.4", "-", "-"],
+        ["small", "No NSP", "MNLI-m", "55.7", "No NSP", "83.9", "-", "-"],
+        ["long", "BERT", "MNLI-m", "55.5", "BERT-BASE", "84.4", "1.82", "0.0003"],
+        ["long", "BERT", "QNLI", "74.7", "BERT-BASE", "88.4", "-", "0.0001"],
+        ["long", "No NSP", "MNLI-m", "-", "No NSP", "83.9", "-", "-"],
+    ])  # fmt: skip
+    text, changed = render_doc(DOC, str(tmp_path), ["long", "small"])
+    assert changed == ["table5"]
+    assert text.split("<!-- begin table5 -->\n")[1].split("<!-- end")[0] == (
+        "**Table 5: pre-training tasks** (ours, `long` / ours, `small` / paper)\n\n"
+        "| | MNLI-m | QNLI |\n"
+        "|---|---|---|\n"
+        "| BERT (BERT-BASE) | 55.5 ±1.82 / 53.4 / 84.4 | 74.7 / 59.7 / 88.4 |\n"
+        "| No NSP | - / 55.7 / 83.9 | - / - / - |\n"
+        "\n- MNLI-m: RTE.\n"
+    )
+    assert text.startswith("# Tables\n") and text.endswith("Prose after the block stays.\n")
+    assert render_doc(text, str(tmp_path), ["long", "small"]) == (text, [])
+
+
+def test_verifying_the_doc_tables_names_the_table_that_differs_from_its_tsv(tmp_path):
+    write_tsv(tmp_path / "table5.tsv", [
+        TSV_HEADER, ["small", "BERT", "QNLI", "59.7", "BERT-BASE", "88.4", "-", "-"],
+    ])  # fmt: skip
+    doc = tmp_path / "doc.md"
+    doc.write_text(DOC)
+    options = DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path), verify=True)
+    with pytest.raises(SystemExit, match="the tables table5 differ from their TSVs"):
+        doc_tables(options)
+    assert doc.read_text() == DOC
+    doc_tables(dataclasses.replace(options, verify=False))
+    doc_tables(options)  # now in step: no exit
+    assert "| BERT (BERT-BASE) | - / 59.7 / 88.4 |" in doc.read_text()
+
+
+def test_a_doc_table_without_its_tsv_is_refused_naming_the_file(tmp_path):
+    with pytest.raises(InputError, match=r"block table5: .*table5.tsv does not exist"):
+        render_doc(DOC, str(tmp_path), ["long", "small"])
+
+
+def test_every_table_of_the_reproduction_page_is_its_tsvs():
+    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
+    _, changed = render_doc(page, str(Path(REPO) / "docs" / "reproduction"), ["long", "small"])
+    assert changed == [], "run python scripts/paper/doc_tables.py"
