@@ -124,6 +124,28 @@ def use_dropout_rng(impl: str) -> None:
     keras_jax_random.jax_draw_seed = draw_seed
 
 
+def use_qkv(layout: str) -> None:
+    """Ours computes Q, K and V as three [H, H] products of the same input (the original's
+    layout, and its checkpoints' variables); `layout` "fused" makes them one [H, 3H] product of
+    the three kernels concatenated in the step: one matrix product forward and one for the
+    input's gradient, where three products and their sum are now. The variables stay query, key
+    and value. Benchmark only, until measured."""
+    if layout == "separate":
+        return
+    from keras import ops
+
+    from bert_tf.modeling.attention import SelfAttention
+
+    def project(self, hidden):  # hidden [B, S, H] -> q, k, v [B, N, S, D]
+        dense = (self.query, self.key, self.value)
+        kernel = ops.concatenate([ops.cast(d.kernel, self.compute_dtype) for d in dense], -1)
+        bias = ops.concatenate([ops.cast(d.bias, self.compute_dtype) for d in dense], -1)
+        qkv = ops.matmul(hidden, kernel) + bias  # [B, S, 3H]
+        return tuple(self._split_heads(x) for x in ops.split(qkv, 3, axis=-1))
+
+    SelfAttention.project = project
+
+
 def bert_tf_step(layers, hidden, dtype):
     """Ours: BertPretrainer (both heads) and the paper's loss, `pretraining_loss`."""
     import keras
@@ -182,6 +204,7 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
     import jax
 
     use_dropout_rng(args.dropout_rng)
+    use_qkv(args.qkv)
     build = bert_tf_step if implementation == "bert_tf" else keras_hub_step
     step, state = build(layers, hidden, args.dtype)
     data = jax.device_put(synthetic_batch(batch, seq_length, predictions))
@@ -323,7 +346,7 @@ def run_worker(implementation: str, config: str, args) -> dict | str:
         f"--config={config}", f"--dtype={args.dtype}", f"--steps={args.steps}",
         f"--warmup_steps={args.warmup_steps}", f"--batch_size={args.batch_size}",
         f"--profile_dir={args.profile_dir}", f"--profile_steps={args.profile_steps}",
-        f"--dropout_rng={args.dropout_rng}",
+        f"--dropout_rng={args.dropout_rng}", f"--qkv={args.qkv}",
     ]  # fmt: skip
     env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))) + os.pathsep + os.environ.get("PYTHONPATH", "")}  # fmt: skip
@@ -353,6 +376,8 @@ def main() -> None:
     parser.add_argument("--profile_steps", type=int, default=3)
     parser.add_argument("--dropout_rng", choices=("threefry", "rbg"), default="threefry",
                         help="the Keras models' dropout RNG on JAX")  # fmt: skip
+    parser.add_argument("--qkv", choices=("separate", "fused"), default="separate",
+                        help="ours: Q, K, V as three [H, H] products or one [H, 3H]")  # fmt: skip
     parser.add_argument("--worker", choices=IMPLEMENTATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -379,7 +404,8 @@ def main() -> None:
             ratio = f"{rate / ours:.2f}x" if ours else "-"
             print(f"{config:9} {implementation:17} {rate:>8.1f} {tflops:>8.2f} {share:>7} "
                   f"{ratio:>10} {result['warmup_s']:>9.1f}  {result['device']}")  # fmt: skip
-    print(f"\ndtype {args.dtype}; Keras dropout RNG {args.dropout_rng}; {args.steps} timed steps "
+    print(f"\ndtype {args.dtype}; Keras dropout RNG {args.dropout_rng}; ours' QKV {args.qkv}; "
+          f"{args.steps} timed steps "
           f"after {args.warmup_steps} warm-up steps; "
           "TFLOP/s from benchmarks/run_pretraining.py's analytic count (with NSP; the same count "
           "for every implementation)")  # fmt: skip

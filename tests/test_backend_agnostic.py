@@ -80,3 +80,38 @@ def test_the_gpu_benchmark_trains_ours_under_jax(tmp_path):
     assert (tmp_path / "tiny128_bert_tf.txt").read_text().startswith("no GPU kernels")
     with gzip.open(tmp_path / "tiny128_bert_tf.hlo.gz", "rt") as f:
         assert f.readline().startswith("HloModule jit_step")
+
+
+# The benchmark's fused QKV layout (benchmarks/gpu_pretraining.py --qkv=fused), on the JAX
+# backend as the benchmark runs it: prints the largest difference from ours' three products
+# over every output of the pre-training model, and the attention's variables after it.
+FUSED_QKV = """
+import json, sys
+import numpy as np
+sys.path.insert(0, "benchmarks")
+import keras
+from gpu_pretraining import synthetic_batch, use_qkv
+from bert_tf.config import BertConfig
+from bert_tf.modeling.pretrainer import BertPretrainer
+keras.utils.set_random_seed(0)
+model = BertPretrainer(BertConfig(vocab_size=30522, hidden_size=128, num_hidden_layers=2,
+                                  num_attention_heads=2, intermediate_size=512))
+batch = synthetic_batch(4, 32, 5)
+inputs = {name: batch[name] for name in model.input}
+separate = model(inputs, training=False)
+use_qkv("fused")
+fused = model(inputs, training=False)
+print(max(float(np.max(np.abs(np.asarray(separate[k]) - np.asarray(fused[k])))) for k in fused))
+print(json.dumps(sorted({v.path.split("/")[-2] for v in model.weights if "attention" in v.path})))
+"""
+
+
+def test_the_gpu_benchmarks_fused_qkv_computes_what_the_three_products_do():
+    result = subprocess.run(
+        [sys.executable, "-c", FUSED_QKV], cwd=REPO,
+        env={**SCRIPT_ENV, "KERAS_BACKEND": "jax"}, capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    difference, variables = result.stdout.strip().splitlines()[-2:]
+    assert float(difference) < 1e-5
+    assert {"query", "key", "value"} <= set(json.loads(variables))

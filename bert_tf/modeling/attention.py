@@ -95,11 +95,15 @@ class SelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_heads, self.size_per_head))
         return ops.transpose(x, (0, 2, 1, 3))
 
+    def project(self, hidden):
+        """hidden [B, S, H] -> q, k, v, each [B, N, S, D]."""
+        return tuple(
+            self._split_heads(dense(hidden)) for dense in (self.query, self.key, self.value)
+        )
+
     def call(self, hidden, mask_adder, training=None):
         # hidden: [B, S, H]; mask_adder: [B, 1, 1, S] or [B, 1, S, S]
-        q = self._split_heads(self.query(hidden))  # [B, N, S, D]
-        k = self._split_heads(self.key(hidden))  # [B, N, S, D]
-        v = self._split_heads(self.value(hidden))  # [B, N, S, D]
+        q, k, v = self.project(hidden)  # [B, N, S, D] each
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, S, S]
         scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))
         # The softmax runs in float32 even under mixed precision: -10000 and exp() need the range.
