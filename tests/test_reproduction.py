@@ -743,3 +743,12 @@ def test_every_table_of_the_reproduction_page_is_its_tsvs():
     page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
     _, changed = render_doc(page, str(Path(REPO) / "docs" / "reproduction"), ["long", "small"])
     assert changed == [], "run python scripts/paper/doc_tables.py"
+
+
+def test_the_reproduction_pages_links_to_its_own_sections_resolve():
+    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
+    # GitHub's anchors: the heading lower-cased, without punctuation, spaces as hyphens.
+    headings = re.findall(r"^#+ (.+)$", page, re.M)
+    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+    links = re.findall(r"\]\(#([^)]+)\)", page)
+    assert links and set(links) <= anchors, set(links) - anchors
