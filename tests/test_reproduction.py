@@ -480,6 +480,8 @@ def test_reproduce_all_long_quick_writes_every_table_with_its_schedule(tmp_path:
     table7 = {(r["row"], r["column"]): r for r in table_rows(tmp_path, "table7")}
     assert table7["Fine-tuning", "Dev F1"]["lr"] in ("0.0001", "0.0003")
     assert table7["no pre-training", "Test F1"]["ours"] != "-"
+    table1 = [r for r in table_rows(tmp_path, "table1") if r["column"] != "Average"]
+    assert {r["lr"] for r in table1} <= {"0.0001", "0.0003"}  # the chosen run's rate
     assert {r["row"] for r in table_rows(tmp_path, "figure5")} == {
         f"{model} step {step}" for model in ("MLM", "LTR") for step in (16, 32, 48, 64, 80)
     }

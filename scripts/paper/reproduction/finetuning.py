@@ -133,8 +133,8 @@ class FineTuner:
                 if filesystem.isfile(done):
                     results = read_results(done)
                     result = {"Dev": 100 * results[metric]}
-                    if table1:  # which run is best, and where it is
-                        result.update(by=results[chosen_by], out=out)
+                    if table1:  # which run is best, where it is, and its learning rate
+                        result.update(by=results[chosen_by], out=out, lr=lr)
                     runs[lr].append(result)
         if table1:
             finished = [result for results in runs.values() for result in results]
@@ -144,7 +144,7 @@ class FineTuner:
                 return None
             best = max(finished, key=lambda result: result["by"])
             self.best_runs[task] = best["out"]
-            return best["Dev"]
+            return Score(best["Dev"], learning_rate=best["lr"] if len(learning_rates) > 1 else None)
         return (_choose(runs, restarts, "Dev") or {}).get("Dev")
 
     def predict_ax(self, model: Model, mnli_run: str, data_dir: str) -> str:
