@@ -195,6 +195,18 @@ def test_a_dry_run_in_any_position_prints_every_step_and_runs_nothing(script, tm
         assert "--null_score_diff_threshold=" in commands
 
 
+def test_table4_fine_tunes_swag_from_the_pre_trained_model_and_from_random_weights(tmp_path):
+    out = tmp_path / "out"
+    result = run_script(
+        "scripts/paper/reproduce_tables.sh", "table4", "base", str(out), "--dry_run",
+        env=paper_data(tmp_path), program="bash",
+    )  # fmt: skip
+    swag = [line for line in succeeded(result).stdout.splitlines() if "run_swag.py" in line]
+    starts = [re.search(r"--init_checkpoint=(\S+)", line).group(1) for line in swag]
+    assert len(starts) == 2
+    assert "pretrained" in starts[0] and "_random" in starts[1]
+
+
 def test_table1_at_base_predicts_each_tasks_test_set_and_glues_diagnostic_with_mnli(tmp_path):
     out = str(tmp_path / "out")
     script = ("scripts/paper/reproduce_tables.sh", "table1", "base", out, "--dry_run")

@@ -179,6 +179,9 @@ def table4(ctx) -> Table:
     table.set(
         f"ours ({ctx.scale.base_shape})", "Dev", ctx.tuner.swag(model), _paper_name(ctx.scale)
     )
+    # Not in the paper: the same shape without pre-training, the floor the row is read from.
+    floor = random_model(ctx.scale.base_shape, ctx.data, ctx.runner)
+    table.set("no pre-training", "Dev", ctx.tuner.swag(floor))
     return table
 
 
