@@ -22,7 +22,7 @@ from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
 from doc_tables import DocTablesOptions, doc_tables, render_doc  # noqa: E402
-from plot_reproduction import perplexity_points  # noqa: E402
+from plot_reproduction import perplexity_points, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
@@ -766,3 +766,29 @@ def test_the_reproduction_pages_links_to_its_own_sections_resolve():
     anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
     links = re.findall(r"\]\(#([^)]+)\)", page)
     assert links and set(links) <= anchors, set(links) - anchors
+
+
+def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():
+    small = [
+        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1", "L-4_H-128_A-2_mlm_0.8_0.1_0.1",
+        "L-4_H-128_A-2_ltr_0.8_0.1_0.1", "L-1_H-128_A-2_mlm_nsp_0.8_0.1_0.1",
+        "L-4_H-128_A-2_mlm_nsp_1.0_0.0_0.0", "L-4_H-128_A-2_random",
+    ]  # fmt: skip
+    assert pretraining_groups(small, "small") == {
+        "objective (Table 5)": small[:3],
+        "masking (Table 8)": [small[0], small[4]],
+        "size (Table 6)": [small[0], small[3]],
+    }
+    # long: Tables 6 and 8 at 20,000 steps, their own runs, not the 40,000-step base run.
+    long = [
+        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1", "L-4_H-128_A-2_ltr_0.8_0.1_0.1",
+        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_step8000",
+        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps",
+        "L-1_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps",
+        "L-4_H-128_A-2_mlm_nsp_0.0_0.0_1.0_20000steps",
+    ]  # fmt: skip
+    assert pretraining_groups(long, "long") == {
+        "objective (Table 5)": long[:2],
+        "masking (Table 8)": [long[3], long[5]],
+        "size (Table 6)": [long[3], long[4]],
+    }

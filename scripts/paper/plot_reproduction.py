@@ -22,6 +22,9 @@ import json
 import os
 import re
 
+from reproduction.pretraining import Pretraining
+from reproduction.scales import DEFAULT_MASKING, scale_named
+
 from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.options import Options, check_options, option, options
@@ -144,38 +147,60 @@ def training_curve(run_dir: str, tag: str) -> list[tuple[int, float]]:
     return sorted(points.items())
 
 
+PANELS = ("objective (Table 5)", "masking (Table 8)", "size (Table 6)")
+
+
+def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
+    """The pre-training runs (OUT/pretraining's folder names) each panel draws at `schedule`
+    (reproduce.py's --size): Table 5's objectives (the ablation shape, 80/10/10, the schedule's
+    steps), Table 8's maskings and Table 6's shapes (masked LM + NSP, at Table 6's own steps
+    where the schedule gives it fewer: `long`'s `_Nsteps` runs)."""
+    scale = scale_named(schedule)
+
+    def panels(run: Pretraining) -> tuple[bool, bool, bool]:
+        if run.cased:  # Table 7's cased pre-training at base and large: none of these
+            return False, False, False
+        ablation, default = run.shape == scale.ablation_shape, run.masking == DEFAULT_MASKING
+        tables_6_and_8 = run.objective == "mlm_nsp" and run.steps == scale.table6_steps
+        return (
+            ablation and default and not run.steps,
+            ablation and tables_6_and_8,
+            default and tables_6_and_8,
+        )
+
+    runs = {}
+    for name in names:
+        found = Pretraining.from_name(name)
+        if found and not found[1]:  # a run, not one of its kept checkpoints
+            runs[name] = panels(found[0])
+    return {title: [n for n, into in runs.items() if into[i]] for i, title in enumerate(PANELS)}
+
+
 def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     runs = sorted(filesystem.glob(os.path.join(output_dir, "pretraining", "*")))
     if not runs:
         return None
-    # reproduce.py names a run SHAPE_OBJECTIVE_MASKING (a random model, SHAPE_random, has no
-    # curve); the base shape is the LTR run's.
     # Finished runs only: a run still under way would read as one that stopped there.
-    runs = [run for run in runs if filesystem.isdir(os.path.join(run, "pretrained"))]
     named = {os.path.basename(run): run for run in runs}
-    matches = {n: re.fullmatch(r"(.+?)_(mlm_nsp|mlm|ltr)_(.+)", n) for n in named}
-    parts = {n: match.groups() for n, match in matches.items() if match}
-    runs, names = [named[n] for n in parts], list(parts)
-    base = next((shape for shape, objective, _ in parts.values() if objective == "ltr"), None)
-    default = "0.8_0.1_0.1"
-    groups = {
-        "objective (Table 5)": lambda n: parts[n][0] == base and parts[n][2] == default,
-        "masking (Table 8)": lambda n: parts[n][0] == base and parts[n][1] == "mlm_nsp",
-        "size (Table 6)": lambda n: parts[n][1] == "mlm_nsp" and parts[n][2] == default,
-    }
+    finished = {n for n, run in named.items() if filesystem.isdir(os.path.join(run, "pretrained"))}
+    schedules = {r["schedule"] for r in read_table(output_dir, "pretraining")}
+    if len(schedules) != 1:
+        return None  # which schedule's runs these are: from the report (reproduce.py --report)
+    groups = pretraining_groups(list(named), schedules.pop())
     figure, axes = _pyplot().subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
-    for axis, (title, member) in zip(axes, groups.items(), strict=True):
-        for run, name in zip(runs, names, strict=True):
-            if not member(name):
+    for axis, (title, names) in zip(axes, groups.items(), strict=True):
+        for name in names:
+            if name not in finished:
                 continue
             tag = "lm_loss" if "_ltr_" in name else "masked_lm_loss"
-            points = training_curve(run, tag)
+            points = training_curve(named[name], tag)
             if points:
                 xs, ys = zip(*points, strict=True)
                 label = name.replace("_0.8_0.1_0.1", "").replace("_", " ")
                 axis.plot(xs, ys, label=f"{label} ({tag})")
         axis.set(xlabel="step", ylabel="training loss (nats)", title=title)
-        axis.legend(fontsize=7)
+        if axis.get_legend_handles_labels()[0]:
+            axis.legend(fontsize=7)
     figure.suptitle("Pre-training on the books: masked-LM (or LM) training loss")
     return save(figure, figures_dir, "pretraining_curves.png")
 

@@ -37,7 +37,7 @@ import sys
 
 from reproduction.pretraining import tokens_seen, write_results
 from reproduction.runner import Runner, platform_flags
-from reproduction.scales import LAPTOP_SIZES, long_scale, paper_scale, small_scale
+from reproduction.scales import LAPTOP_SIZES, scale_named
 from reproduction.tables import BUILDERS, Context
 
 from bert_tf import cli, filesystem
@@ -77,12 +77,7 @@ class ReproduceOptions(Options):
 def reproduce(args: ReproduceOptions) -> None:
     check_options(args)
     names = list(BUILDERS) if args.tables == "all" else args.tables.split(",")
-    if args.size == "small":
-        scale = small_scale(args.quick)
-    elif args.size == "long":
-        scale = long_scale(args.quick)
-    else:
-        scale = paper_scale(args.size)
+    scale = scale_named(args.size, args.quick)
     output_dir = filesystem.absolute(args.output_dir)
     # A first pass that runs nothing: the steps still to run (for the progress lines), and the
     # data sets the tables need that are not there.

@@ -213,3 +213,12 @@ def paper_scale(size: str) -> Scale:
             {task: 5 for task in ("CoLA", "STS-B", "MRPC", "RTE")} if size == "large" else {}
         ),
     )
+
+
+def scale_named(size: str, quick: bool = False) -> Scale:
+    """The scale of reproduce.py's `--size`: small, long, base or large."""
+    if size == "small":
+        return small_scale(quick)
+    if size == "long":
+        return long_scale(quick)
+    return paper_scale(size)
