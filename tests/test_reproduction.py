@@ -792,3 +792,7 @@ def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():
         "masking (Table 8)": [long[3], long[5]],
         "size (Table 6)": [long[3], long[4]],
     }
+    # --quick: smaller shapes and steps, the same grouping.
+    quick = [name.replace("H-128", "H-32").replace("20000steps", "40steps") for name in long]
+    assert pretraining_groups(quick, "long")["size (Table 6)"] == [quick[3], quick[4]]
+    assert pretraining_groups(quick, "long")["objective (Table 5)"] == quick[:2]

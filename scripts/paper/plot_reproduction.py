@@ -155,25 +155,26 @@ def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
     (reproduce.py's --size): Table 5's objectives (the ablation shape, 80/10/10, the schedule's
     steps), Table 8's maskings and Table 6's shapes (masked LM + NSP, at Table 6's own steps
     where the schedule gives it fewer: `long`'s `_Nsteps` runs)."""
-    scale = scale_named(schedule)
+    # A run, not one of its kept checkpoints (RUN_stepN), nor Table 7's cased one (base, large).
+    found = {name: Pretraining.from_name(name) for name in names}
+    runs = {name: f[0] for name, f in found.items() if f and not f[1] and not f[0].cased}
+    # The ablations' shape (the scale's; a --quick run's is smaller) and whether Tables 6 and 8
+    # have steps of their own (`_Nsteps` runs); from the schedule, whatever has finished.
+    ablations = [run.shape for run in runs.values() if run.objective != "mlm_nsp"]
+    shape = ablations[0] if ablations else scale_named(schedule).ablation_shape
+    own_steps = bool(scale_named(schedule).table6_steps)
 
     def panels(run: Pretraining) -> tuple[bool, bool, bool]:
-        if run.cased:  # Table 7's cased pre-training at base and large: none of these
-            return False, False, False
-        ablation, default = run.shape == scale.ablation_shape, run.masking == DEFAULT_MASKING
-        tables_6_and_8 = run.objective == "mlm_nsp" and run.steps == scale.table6_steps
+        ablation, default = run.shape == shape, run.masking == DEFAULT_MASKING
+        tables_6_and_8 = run.objective == "mlm_nsp" and bool(run.steps) == own_steps
         return (
             ablation and default and not run.steps,
             ablation and tables_6_and_8,
             default and tables_6_and_8,
         )
 
-    runs = {}
-    for name in names:
-        found = Pretraining.from_name(name)
-        if found and not found[1]:  # a run, not one of its kept checkpoints
-            runs[name] = panels(found[0])
-    return {title: [n for n, into in runs.items() if into[i]] for i, title in enumerate(PANELS)}
+    into = {name: panels(run) for name, run in runs.items()}
+    return {title: [n for n in into if into[n][i]] for i, title in enumerate(PANELS)}
 
 
 def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
@@ -183,8 +184,8 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     # Finished runs only: a run still under way would read as one that stopped there.
     named = {os.path.basename(run): run for run in runs}
     finished = {n for n, run in named.items() if filesystem.isdir(os.path.join(run, "pretrained"))}
-    schedules = {r["schedule"] for r in read_table(output_dir, "pretraining")}
-    if len(schedules) != 1:
+    schedules = {r.get("schedule") for r in read_table(output_dir, "pretraining")}
+    if len(schedules) != 1 or None in schedules:
         return None  # which schedule's runs these are: from the report (reproduce.py --report)
     groups = pretraining_groups(list(named), schedules.pop())
     figure, axes = _pyplot().subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
