@@ -19,7 +19,7 @@ import re
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text
+from bert_tf.fileio import atomic_write_text, read_text
 from bert_tf.options import Options, check_options, option, options
 
 BLOCK = re.compile(r"(<!-- begin (\w+) -->\n)(.*?)(<!-- end \2 -->)", re.S)
@@ -109,8 +109,7 @@ def doc_tables(args: DocTablesOptions) -> None:
     check_options(args)
     if not os.path.exists(args.doc):
         raise InputError(f"--doc={args.doc} does not exist; expected a markdown file")
-    with open(args.doc) as f:
-        text = f.read()
+    text = read_text(args.doc, "a markdown file")
     schedules = [s for s in args.schedules.split(",") if s]
     new, changed = render_doc(text, args.tsv_dir, schedules)
     if args.verify:

@@ -160,9 +160,10 @@ def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
     runs = {name: f[0] for name, f in found.items() if f and not f[1] and not f[0].cased}
     # The ablations' shape (the scale's; a --quick run's is smaller) and whether Tables 6 and 8
     # have steps of their own (`_Nsteps` runs); from the schedule, whatever has finished.
+    scale = scale_named(schedule)
     ablations = [run.shape for run in runs.values() if run.objective != "mlm_nsp"]
-    shape = ablations[0] if ablations else scale_named(schedule).ablation_shape
-    own_steps = bool(scale_named(schedule).table6_steps)
+    shape = ablations[0] if ablations else scale.ablation_shape
+    own_steps = bool(scale.table6_steps)
 
     def panels(run: Pretraining) -> tuple[bool, bool, bool]:
         ablation, default = run.shape == shape, run.masking == DEFAULT_MASKING
