@@ -5,6 +5,8 @@ TFLOP/s and share of the GPU's bf16 peak, with each peer's ratio to ours.
     python benchmarks/gpu_pretraining.py                      # base128, base512, large128
     python benchmarks/gpu_pretraining.py --configs=tiny128 --steps=3 --warmup_steps=1  # on a CPU
     python benchmarks/gpu_pretraining.py --profile_dir=/tmp/profile  # + each step's kernels
+    python benchmarks/gpu_pretraining.py --timing_lock=/tmp/gpu.lock --qkv=fused &  # side by
+    python benchmarks/gpu_pretraining.py --timing_lock=/tmp/gpu.lock &  # side, timed in turn
 
 It runs where there is no TensorFlow: ours and keras-hub on the Keras 3 JAX backend (bert_tf's
 model, objective and heads are backend-agnostic Keras), HF on PyTorch. Each (config,
@@ -22,6 +24,7 @@ read.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import glob
 import gzip
 import json
@@ -146,6 +149,27 @@ def use_qkv(layout: str) -> None:
     SelfAttention.project = project
 
 
+def use_softmax(dtype: str) -> None:
+    """Ours computes the attention softmax in float32 under mixed precision and casts the
+    probabilities to the compute dtype: the float32 output is what autodiff keeps for the
+    backward pass, [B, N, S, S] at 4 bytes. `dtype` "compute" runs it in the compute dtype
+    instead, as keras-hub's does (bfloat16 has float32's range, so -10000 and exp() fit; float16
+    does not, and keeps float32). Benchmark only, until measured."""
+    if dtype == "float32":
+        return
+    from keras import ops
+
+    from bert_tf.modeling.attention import SelfAttention
+
+    def probabilities(self, scores, mask_adder, training=None):  # scores [B, N, S, S]
+        softmax_dtype = "float32" if self.compute_dtype == "float16" else self.compute_dtype
+        scores = ops.cast(scores, softmax_dtype) + ops.cast(mask_adder, softmax_dtype)
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        return self.dropout(probs, training=training)
+
+    SelfAttention.probabilities = probabilities
+
+
 def bert_tf_step(layers, hidden, dtype):
     """Ours: BertPretrainer (both heads) and the paper's loss, `pretraining_loss`."""
     import keras
@@ -203,11 +227,16 @@ def measure_keras(implementation, layers, hidden, seq_length, predictions, batch
     """(result, profile): the timed steps' result, and a function that traces more steps."""
     import jax
 
+    # JAX's default threefry ("partitionable") hashes once per 32-bit draw and XORs the pair;
+    # "original" takes both words of each hash: half the hashing for the same dropout masks' law.
+    jax.config.update("jax_threefry_partitionable", args.threefry == "partitionable")
     use_dropout_rng(args.dropout_rng)
     use_qkv(args.qkv)
+    use_softmax(args.softmax)
     build = bert_tf_step if implementation == "bert_tf" else keras_hub_step
     step, state = build(layers, hidden, args.dtype)
     data = jax.device_put(synthetic_batch(batch, seq_length, predictions))
+    args.hold_gpu()  # from the compilation on (see timing_lock)
     start = time.perf_counter()
     for _ in range(args.warmup_steps):
         loss, state = step(state, data)
@@ -287,6 +316,7 @@ def measure_hf(layers, hidden, seq_length, predictions, batch, args):
         return loss
 
     sync = torch.cuda.synchronize if device == "cuda" else (lambda: None)
+    args.hold_gpu()
     start = time.perf_counter()
     for _ in range(args.warmup_steps):
         step()
@@ -314,7 +344,34 @@ def measure_hf(layers, hidden, seq_length, predictions, batch, args):
     return {"seconds": seconds, "warmup_s": warmup, "loss": float(loss), "device": name}, profile
 
 
+def timing_lock(path: str):
+    """An exclusive lock on `path` (none if empty): workers of benchmark runs started side by
+    side build their models at once but compile (XLA's autotuning runs kernels on the GPU), time
+    and trace one at a time."""
+    import fcntl
+
+    if not path:
+        return contextlib.nullcontext()
+
+    @contextlib.contextmanager
+    def held():
+        with open(path, "a") as f:
+            fcntl.flock(f, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(f, fcntl.LOCK_UN)
+
+    return held()
+
+
 def worker(args) -> None:
+    with contextlib.ExitStack() as held:
+        args.hold_gpu = lambda: held.enter_context(timing_lock(args.timing_lock))
+        measure_and_profile(args)
+
+
+def measure_and_profile(args) -> None:
     layers, hidden, seq_length, predictions, batch = CONFIGS[args.config]
     batch = args.batch_size or batch
     if args.worker == "hf_torch_compile":
@@ -346,7 +403,8 @@ def run_worker(implementation: str, config: str, args) -> dict | str:
         f"--config={config}", f"--dtype={args.dtype}", f"--steps={args.steps}",
         f"--warmup_steps={args.warmup_steps}", f"--batch_size={args.batch_size}",
         f"--profile_dir={args.profile_dir}", f"--profile_steps={args.profile_steps}",
-        f"--dropout_rng={args.dropout_rng}", f"--qkv={args.qkv}",
+        f"--dropout_rng={args.dropout_rng}", f"--qkv={args.qkv}", f"--softmax={args.softmax}",
+        f"--timing_lock={args.timing_lock}", f"--threefry={args.threefry}",
     ]  # fmt: skip
     env = {**os.environ, "KERAS_BACKEND": "jax", "PYTHONPATH": os.path.dirname(os.path.dirname(
         os.path.abspath(__file__))) + os.pathsep + os.environ.get("PYTHONPATH", "")}  # fmt: skip
@@ -378,6 +436,18 @@ def main() -> None:
                         help="the Keras models' dropout RNG on JAX")  # fmt: skip
     parser.add_argument("--qkv", choices=("separate", "fused"), default="separate",
                         help="ours: Q, K, V as three [H, H] products or one [H, 3H]")  # fmt: skip
+    parser.add_argument(
+        "--softmax",
+        choices=("float32", "compute"),
+        default="float32",
+        help="ours: the attention softmax in float32 or in the compute dtype",
+    )
+    parser.add_argument("--threefry", choices=("partitionable", "original"),
+                        default="partitionable",
+                        help="JAX's threefry bits for the Keras models' dropout masks")  # fmt: skip
+    parser.add_argument("--timing_lock", default="",
+                        help="a lock file shared by runs started side by side: their workers "
+                        "compile, time and trace one at a time")  # fmt: skip
     parser.add_argument("--worker", choices=IMPLEMENTATIONS, help=argparse.SUPPRESS)
     parser.add_argument("--config", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -404,7 +474,9 @@ def main() -> None:
             ratio = f"{rate / ours:.2f}x" if ours else "-"
             print(f"{config:9} {implementation:17} {rate:>8.1f} {tflops:>8.2f} {share:>7} "
                   f"{ratio:>10} {result['warmup_s']:>9.1f}  {result['device']}")  # fmt: skip
-    print(f"\ndtype {args.dtype}; Keras dropout RNG {args.dropout_rng}; ours' QKV {args.qkv}; "
+    print(f"\ndtype {args.dtype}; Keras dropout RNG {args.dropout_rng} ({args.threefry}); "
+          f"ours' QKV {args.qkv}, "
+          f"softmax {args.softmax}; "
           f"{args.steps} timed steps "
           f"after {args.warmup_steps} warm-up steps; "
           "TFLOP/s from benchmarks/run_pretraining.py's analytic count (with NSP; the same count "

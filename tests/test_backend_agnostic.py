@@ -67,15 +67,19 @@ def test_the_gpu_benchmark_trains_ours_under_jax(tmp_path):
     # benchmarks/gpu_pretraining.py runs on GPU machines without TensorFlow: here on the CPU,
     # one step of a tiny config, only for the table's row (no timing is checked), then one
     # traced step: a CPU trace has no GPU kernels, but the worker's profile files are written.
+    # With the variants measured on the GPU (bfloat16 softmax, threefry's original bits) and the
+    # lock that runs started side by side share.
     result = subprocess.run(
         [sys.executable, "benchmarks/gpu_pretraining.py", "--configs=tiny128", "--steps=1",
          "--warmup_steps=1", "--implementations=bert_tf", f"--profile_dir={tmp_path}",
-         "--profile_steps=1"],
+         "--profile_steps=1", "--softmax=compute", "--threefry=original",
+         f"--timing_lock={tmp_path / 'lock'}"],
         cwd=REPO, env=SCRIPT_ENV, capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     assert result.returncode == 0, result.stderr[-3000:]
     row = next(line for line in result.stdout.splitlines() if line.startswith("tiny128"))
     assert row.split()[1] == "bert_tf" and float(row.split()[2]) > 0, result.stdout
+    assert "threefry (original); ours' QKV separate, softmax compute;" in result.stdout
     assert "## tiny128 bert_tf: 1 steps traced" in result.stdout
     assert (tmp_path / "tiny128_bert_tf.txt").read_text().startswith("no GPU kernels")
     with gzip.open(tmp_path / "tiny128_bert_tf.hlo.gz", "rt") as f:
@@ -115,3 +119,27 @@ def test_the_gpu_benchmarks_fused_qkv_computes_what_the_three_products_do():
     difference, variables = result.stdout.strip().splitlines()[-2:]
     assert float(difference) < 1e-5
     assert {"query", "key", "value"} <= set(json.loads(variables))
+
+
+# Two runs of the benchmark started side by side share a lock file: while one worker holds it,
+# another cannot take it. In its own process, as the benchmark's modules shadow the scripts'.
+TIMING_LOCK = """
+import fcntl, subprocess, sys
+sys.path.insert(0, "benchmarks")
+from gpu_pretraining import timing_lock
+TRY = ("import fcntl, sys; f = open(sys.argv[1], 'a')\\n"
+       "try: fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)\\nexcept OSError: sys.exit(3)")
+with timing_lock(sys.argv[1]):
+    held = subprocess.run([sys.executable, "-c", TRY, sys.argv[1]]).returncode
+free = subprocess.run([sys.executable, "-c", TRY, sys.argv[1]]).returncode
+print(held, free)
+"""
+
+
+def test_the_gpu_benchmarks_timing_lock_lets_one_worker_at_a_time_hold_the_gpu(tmp_path):
+    result = subprocess.run(
+        [sys.executable, "-c", TIMING_LOCK, str(tmp_path / "lock")], cwd=REPO, env=SCRIPT_ENV,
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout.split()[-2:] == ["3", "0"]

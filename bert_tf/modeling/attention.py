@@ -101,15 +101,19 @@ class SelfAttention(keras.layers.Layer):
             self._split_heads(dense(hidden)) for dense in (self.query, self.key, self.value)
         )
 
+    def probabilities(self, scores, mask_adder, training=None):
+        """scores [B, N, S, S] (scaled) -> the attention probabilities, dropout applied."""
+        # The softmax runs in float32 even under mixed precision: -10000 and exp() need the range.
+        scores = ops.cast(scores, "float32") + ops.cast(mask_adder, "float32")
+        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)
+        return self.dropout(probs, training=training)
+
     def call(self, hidden, mask_adder, training=None):
         # hidden: [B, S, H]; mask_adder: [B, 1, 1, S] or [B, 1, S, S]
         q, k, v = self.project(hidden)  # [B, N, S, D] each
         scores = ops.matmul(q, ops.transpose(k, (0, 1, 3, 2)))  # [B, N, S, S]
         scores = scores * (1.0 / math.sqrt(float(self.size_per_head)))
-        # The softmax runs in float32 even under mixed precision: -10000 and exp() need the range.
-        scores = ops.cast(scores, "float32") + ops.cast(mask_adder, "float32")
-        probs = ops.cast(ops.softmax(scores, axis=-1), self.compute_dtype)  # [B, N, S, S]
-        probs = self.dropout(probs, training=training)
+        probs = self.probabilities(scores, mask_adder, training)  # [B, N, S, S]
         context = ops.matmul(probs, v)  # [B, N, S, D]
         context = ops.transpose(context, (0, 2, 1, 3))  # [B, S, N, D]
         batch, seq = ops.shape(context)[0], ops.shape(context)[1]
