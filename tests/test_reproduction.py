@@ -356,7 +356,7 @@ def laptop_dry_run(size: str, tmp_path: Path) -> str:
 def test_long_pretrains_ten_times_longer_than_small_on_as_many_new_masks(tmp_path: Path):
     commands = laptop_dry_run("long", tmp_path).splitlines()
     base = [c for c in commands if "run_pretraining.py" in c and "L-4_H-128_A-2_mlm_nsp_" in c]
-    base = [c for c in base if "--do_train" in c and "steps/" not in c]
+    base = [c for c in base if "--do_train" in c and "_20000steps" not in c]
     assert len(base) == 1
     for flag in (
         "--num_train_steps=40000",
@@ -370,10 +370,12 @@ def test_long_pretrains_ten_times_longer_than_small_on_as_many_new_masks(tmp_pat
         assert f"{flag} " in base[0] + " ", flag  # fmt: skip
     train_data = [c for c in commands if "create_pretraining_data.py" in c and "train.tf" in c]
     assert train_data and all("--dupe_factor=15 " in c for c in train_data)
-    # Tables 6 and 8 at half the steps (5x small's tokens), warm-up the same 1%
+    # Tables 6 and 8 at half the steps (5x small's tokens), warm-up the same 1%, and a rate that
+    # trains their widest shapes (at 1e-3 4/192/3 stays at the unigram level)
     half = [c for c in commands if "--num_train_steps=20000 " in c]
     assert len(half) == 6 + 5  # six shapes; five more maskings (80/10/10 is Table 6's 4/128/2)
-    assert all("--num_warmup_steps=200 " in c and "_20000steps" in c for c in half)
+    for flag in ("--num_warmup_steps=200 ", "--learning_rate=0.0005 ", "_20000steps_lr0.0005/"):
+        assert all(flag in c for c in half), flag
     # Figure 5: five points of the MLM and LTR runs
     for step in (8000, 16000, 24000, 32000):
         assert any(f"kept/ckpt-{step} " in c and "_ltr_" in c for c in commands)
@@ -627,6 +629,9 @@ def test_a_runs_tokens_are_its_steps_times_batch_times_its_records_mean_length(t
     assert Pretraining.from_name(run.name) == (run, 0)
     assert Pretraining.from_name(f"{run.name}_step20") == (run, 20)  # a kept checkpoint
     assert Pretraining.from_name("L-4_H-32_A-2_random") is None
+    own_rate = Pretraining(scale.base_shape, steps=40, learning_rate=5e-4)  # Tables 6, 8 at long
+    assert own_rate.name.endswith("_40steps_lr0.0005")
+    assert Pretraining.from_name(f"{own_rate.name}_step20") == (own_rate, 20)
     records = [encode_example({"input_mask": [1] * n + [0] * (128 - n)}, {}) for n in (100, 120)]
     write_records(data.records(run.masking)[0], records)
     assert tokens_seen(run.name, scale, data) is None  # not finished
@@ -779,13 +784,15 @@ def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():
         "masking (Table 8)": [small[0], small[4]],
         "size (Table 6)": [small[0], small[3]],
     }
-    # long: Tables 6 and 8 at 20,000 steps, their own runs, not the 40,000-step base run.
+    # long: Tables 6 and 8 at 20,000 steps and their own rate, their own runs, not the
+    # 40,000-step base run nor their runs at the base run's rate.
     long = [
         "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1", "L-4_H-128_A-2_ltr_0.8_0.1_0.1",
         "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_step8000",
-        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps",
+        "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps_lr0.0005",
+        "L-1_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps_lr0.0005",
+        "L-4_H-128_A-2_mlm_nsp_0.0_0.0_1.0_20000steps_lr0.0005",
         "L-1_H-128_A-2_mlm_nsp_0.8_0.1_0.1_20000steps",
-        "L-4_H-128_A-2_mlm_nsp_0.0_0.0_1.0_20000steps",
     ]  # fmt: skip
     assert pretraining_groups(long, "long") == {
         "objective (Table 5)": long[:2],

@@ -167,7 +167,11 @@ def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
 
     def panels(run: Pretraining) -> tuple[bool, bool, bool]:
         ablation, default = run.shape == shape, run.masking == DEFAULT_MASKING
-        tables_6_and_8 = run.objective == "mlm_nsp" and bool(run.steps) == own_steps
+        tables_6_and_8 = (
+            run.objective == "mlm_nsp"
+            and bool(run.steps) == own_steps
+            and run.learning_rate == scale.table6_learning_rate
+        )
         return (
             ablation and default and not run.steps,
             ablation and tables_6_and_8,

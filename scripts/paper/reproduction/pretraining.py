@@ -39,6 +39,8 @@ class Pretraining:
     # Pre-training steps, where not the scale's (Tables 6 and 8 at `long`); 0: the scale's.
     steps: int = 0
     cased: bool = False
+    # Its learning rate, where not the scale's (Tables 6 and 8 at `long`); 0: the scale's.
+    learning_rate: float = 0.0
 
     @property
     def hidden_size(self) -> int:
@@ -49,7 +51,10 @@ class Pretraining:
     def name(self) -> str:
         name = f"{self.shape}_{self.objective}_{self.masking.replace(',', '_')}"
         return (
-            name + ("_cased" if self.cased else "") + (f"_{self.steps}steps" if self.steps else "")
+            name
+            + ("_cased" if self.cased else "")
+            + (f"_{self.steps}steps" if self.steps else "")
+            + (f"_lr{self.learning_rate:g}" if self.learning_rate else "")
         )
 
     @classmethod
@@ -60,14 +65,17 @@ class Pretraining:
         found = re.fullmatch(_NAME, name)
         if not found:
             return None
-        shape, objective, masking, cased, steps, kept = found.groups()
-        run = cls(shape, objective, masking.replace("_", ","), int(steps or 0), bool(cased))
+        shape, objective, masking, cased, steps, learning_rate, kept = found.groups()
+        run = cls(
+            shape, objective, masking.replace("_", ","), int(steps or 0), bool(cased),
+            float(learning_rate or 0),
+        )  # fmt: skip
         return run, int(kept or 0)
 
 
 _NAME = (
     r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(_cased)?(?:_(\d+)steps)?"
-    r"(?:_step(\d+))?"
+    r"(?:_lr([\d.e-]+))?(?:_step(\d+))?"
 )
 
 
@@ -100,7 +108,7 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
             train_batch_size=scale.train_batch_size,
             eval_batch_size=32,
             max_eval_steps=1000,
-            learning_rate=scale.learning_rate,
+            learning_rate=run.learning_rate or scale.learning_rate,
             num_train_steps=steps,
             num_warmup_steps=scale.warmup(steps),
             # Often enough that a stopped run loses minutes, not hours.

@@ -213,7 +213,9 @@ def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = 
 def table6(ctx) -> Table:
     table = Table("table6", "Table 6: model size (held-out masked-LM perplexity; Dev accuracy)")
     for ours, paper in zip(ctx.scale.table6_shapes, PAPER["table6"], strict=False):
-        run = Pretraining(ours, steps=ctx.scale.table6_steps)
+        run = Pretraining(
+            ours, steps=ctx.scale.table6_steps, learning_rate=ctx.scale.table6_learning_rate
+        )
         model = ctx.model(run)
         label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
         table.set(
@@ -257,6 +259,7 @@ def table8(ctx) -> Table:
         row = "/".join(str(round(100 * float(r))) for r in masking.split(","))
         run = Pretraining(
             ctx.scale.ablation_shape, masking=masking, steps=ctx.scale.table6_steps,
+            learning_rate=ctx.scale.table6_learning_rate,
             cased=not ctx.scale.laptop,  # its NER columns, as Table 7's, from a cased model
         )  # fmt: skip
         table8_row(ctx, table, row, ctx.model(run))
