@@ -8,19 +8,26 @@
 # Usage: scripts/paper/lr_search.sh OUT RATE... [--dry_run]   e.g. output/paper_long 5e-4 1e-3 2e-3
 #   OUT: a reproduce.py --size=long output folder whose data/ is written (corpus, vocab, the
 #   80/10/10 training and held-out records, the 1.0,0.0,0.0 held-out records).
-#   Writes OUT/lr_search/lr<RATE>/ (a run, eval/, eval_mask_only/) and OUT/lr_search/lr_search.tsv.
-#   SIZE, STEPS, WARMUP, STOP: the run's shape and schedule (default L-4_H-128_A-2, 40000, 400,
-#   4000). A rerun skips the rates done.
+#   Writes SEARCH/lr<RATE>/ (a run, eval/, eval_mask_only/) and SEARCH/lr_search.tsv, where
+#   SEARCH is OUT/lr_search, or OUT/lr_search_<SIZE>_<STEPS>steps_warmup<WARMUP> for another
+#   shape or schedule (Table 6's recipe: docs/REPRODUCTION.md).
+#   SIZE, STEPS, WARMUP, STOP, XLA: the run's shape and schedule, and --use_xla (default
+#   L-4_H-128_A-2, 40000, 400, 4000, True). A rerun skips the rates done.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/paper/common.sh
 split_args --dry_run "$@"
 out=${positional[0]:?usage: lr_search.sh OUT RATE... [--dry_run]}
 SIZE=${SIZE:-L-4_H-128_A-2} STEPS=${STEPS:-40000} WARMUP=${WARMUP:-400} STOP=${STOP:-4000}
+XLA=${XLA:-True}
+search=$out/lr_search
+if [[ ${SIZE}_${STEPS}_$WARMUP != L-4_H-128_A-2_40000_400 ]]; then
+  search=${search}_${SIZE}_${STEPS}steps_warmup$WARMUP
+fi
 data=$out/data
 records=$data/records/0.8_0.1_0.1
 for lr in "${positional[@]:1}"; do
-  run=$out/lr_search/lr$lr
+  run=$search/lr$lr
   [[ -e $run/eval_mask_only/eval_results.txt ]] && continue
   make_folder "$run"
   run python scripts/make_bert_config.py --size="$SIZE" --vocab_file="$data/vocab.txt" \
@@ -31,7 +38,7 @@ for lr in "${positional[@]:1}"; do
     --keep_checkpoint_every_n_steps=8000 --do_train=True --do_eval=True
     --train_batch_size=32 --eval_batch_size=32 --max_eval_steps=1000 --learning_rate="$lr"
     --num_train_steps="$STEPS" --num_warmup_steps="$WARMUP" --save_checkpoints_steps=1000
-    --log_steps=250 --use_xla=True --seed=1)
+    --log_steps=250 --use_xla="$XLA" --seed=1)
   if $dry_run; then
     run "${train[@]}"
     echo "# (stopped once $run/ckpt-$STOP.index is written)"
@@ -59,7 +66,7 @@ value() { sed -n "s/^$2 = //p" "$1/eval_results.txt"; }
 {
   printf 'lr\tstep\tmasked_lm_loss\tmasked_lm_perplexity\tmasked_lm_accuracy\tnext_sentence_accuracy'
   printf '\tmask_only_masked_lm_perplexity\tmask_only_masked_lm_accuracy\n'
-  for run in "$out"/lr_search/lr*/; do
+  for run in "$search"/lr*/; do
     [[ -e $run/eval_mask_only/eval_results.txt ]] || continue
     lr=$(basename "$run"); lr=${lr#lr}
     printf '%s\t%s' "$lr" "$STOP"
@@ -71,5 +78,5 @@ value() { sed -n "s/^$2 = //p" "$1/eval_results.txt"; }
     done
     printf '\n'
   done
-} > "$out/lr_search/lr_search.tsv"
-cat "$out/lr_search/lr_search.tsv"
+} > "$search/lr_search.tsv"
+cat "$search/lr_search.tsv"
