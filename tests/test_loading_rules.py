@@ -1,0 +1,128 @@
+"""The loading rules, as a user meets them: which weights a path means, which casing a model
+has, which head a model directory holds. Each case here once loaded the wrong thing without a
+word (issue 47); a wrong model still runs and still prints numbers, so each must be right or
+one clear line."""
+
+from __future__ import annotations
+
+import json
+import re
+
+import numpy as np
+import pytest
+from conftest import UNCASED_VOCAB, tiny_config_dict
+
+from bert_tf.checkpointing import TrainingCheckpoints, training_checkpoints
+from bert_tf.checkpoints import save_original_checkpoint
+from bert_tf.config import BertConfig
+from bert_tf.convert import convert_checkpoint
+from bert_tf.errors import InputError
+from bert_tf.model_dir import TASK_MODEL_FILE, write_task_model_files
+from bert_tf.modeling import BertClassifier, BertPretrainer, BertTokenClassifier
+from bert_tf.pretrained import load_model_directory
+from bert_tf.tokenization import validate_case_matches_checkpoint
+
+CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
+
+
+def word_embeddings(model) -> np.ndarray:
+    return np.array(model.encoder.embeddings.word_embeddings.numpy())
+
+
+def shifted(model, by: float) -> None:
+    """Every weight of `model` moved by `by`: a later step's weights, told apart by value."""
+    for variable in model.weights:
+        variable.assign(variable + by)
+
+
+def fine_tuned_output_dir(folder, model, task: str) -> str:
+    """`folder` as a fine-tuning run leaves it: its files and a checkpoint of step 3."""
+    folder.mkdir(parents=True, exist_ok=True)
+    write_task_model_files(str(folder), model, str(UNCASED_VOCAB), True, task)
+    TrainingCheckpoints({"model": model}, str(folder)).save(3)
+    return str(folder)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: a prefix in a pre-training output_dir")
+def test_a_checkpoint_prefix_in_a_pretraining_output_dir_loads_that_step(tmp_path):
+    out = tmp_path / "pretraining"
+    model = BertPretrainer(CONFIG)
+    out.mkdir()
+    CONFIG.to_json_file(str(out / "bert_config.json"))
+    TrainingCheckpoints({"model": model}, str(out)).save(2)
+    at_step_2 = word_embeddings(model)
+    shifted(model, 1.0)  # the run goes on; its end is exported to pretrained/
+    save_original_checkpoint(model, str(out / "pretrained" / "bert_model.ckpt"))
+    CONFIG.to_json_file(str(out / "pretrained" / "bert_config.json"))
+
+    loaded = load_model_directory(str(out / "ckpt-2")).model
+    np.testing.assert_array_equal(word_embeddings(loaded), at_step_2)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: a head of another class")
+def test_a_ner_models_head_is_not_carried_into_a_sequence_classifier(tmp_path):
+    ner = BertTokenClassifier(CONFIG, 5)
+    ner_dir = fine_tuned_output_dir(tmp_path / "ner", ner, "NER")
+    with pytest.raises(InputError) as error:
+        BertClassifier.from_pretrained(ner_dir, num_labels=5)
+    message = str(error.value)
+    for said in (ner_dir, "BertTokenClassifier", "BertClassifier", "encoder_only=True"):
+        assert said in message, said
+    # Asked for, the encoder alone is legitimate: the head starts new.
+    classifier = BertClassifier.from_pretrained(ner_dir, num_labels=5, encoder_only=True)
+    np.testing.assert_array_equal(word_embeddings(classifier), word_embeddings(ner))
+    assert not np.array_equal(classifier.head.output_weights.numpy(), ner.head.output_weights)
+
+
+def released_cased_model(tmp_path) -> str:
+    """A folder laid out and named as Google's released cased BERT-Base (a tiny model in it)."""
+    folder = tmp_path / "cased_L-12_H-768_A-12"
+    folder.mkdir()
+    CONFIG.to_json_file(str(folder / "bert_config.json"))
+    (folder / "vocab.txt").write_bytes(UNCASED_VOCAB.read_bytes())
+    save_original_checkpoint(BertPretrainer(CONFIG), str(folder / "bert_model.ckpt"))
+    return str(folder)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: casing asked of the model")
+def test_a_released_cased_model_converts_to_hugging_face_cased(tmp_path):
+    cased = released_cased_model(tmp_path)
+    convert_checkpoint(cased, str(tmp_path / "hf"))  # no casing given: the model's
+    tokenizer_config = json.loads((tmp_path / "hf" / "tokenizer_config.json").read_text())
+    assert tokenizer_config["do_lower_case"] is False
+    with pytest.raises(InputError, match=r"do_lower_case=True .*cased_L-12_H-768_A-12.* cased"):
+        convert_checkpoint(cased, str(tmp_path / "hf2"), do_lower_case=True)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: the casing check skips a folder")
+def test_the_casing_check_reads_the_name_of_a_model_folder_too(tmp_path):
+    cased = released_cased_model(tmp_path)
+    validate_case_matches_checkpoint(False, cased)
+    with pytest.raises(InputError, match="cased_L-12_H-768_A-12` is a cased model"):
+        validate_case_matches_checkpoint(True, cased)
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: glob characters in an output_dir")
+def test_an_output_dir_named_with_glob_characters_finds_its_checkpoints(tmp_path):
+    out = tmp_path / "mrpc[lr=2e-5]"
+    model = BertClassifier(CONFIG, 2)
+    TrainingCheckpoints({"model": model}, str(out)).save(3)
+    # The listing is the state file's: a rerun resumes instead of training again over them.
+    assert training_checkpoints(str(out)) == [str(out / "ckpt-3")]
+    again = TrainingCheckpoints({"model": BertClassifier(CONFIG, 2)}, str(out))
+    assert again.restore() == str(out / "ckpt-3")
+
+
+@pytest.mark.xfail(strict=True, reason="issue 47: a TypeError from the class given")
+@pytest.mark.parametrize("class_name", ["NoSuchModel", "Sequential", ["BertClassifier"]])
+def test_a_task_model_file_naming_an_unknown_class_is_one_line(tmp_path, class_name):
+    folder = tmp_path / "out"
+    fine_tuned_output_dir(folder, BertClassifier(CONFIG, 2), "MRPC")
+    description = json.loads((folder / TASK_MODEL_FILE).read_text())
+    description["model"]["class_name"] = class_name
+    (folder / TASK_MODEL_FILE).write_text(json.dumps(description))
+    expected = rf"{TASK_MODEL_FILE}: .*{re.escape(repr(class_name))}"
+    with pytest.raises(InputError, match=expected):
+        load_model_directory(str(folder))
+    with pytest.raises(InputError, match=expected):  # the class asked for, its arguments not
+        BertClassifier.from_pretrained(str(folder))
