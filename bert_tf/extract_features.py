@@ -18,7 +18,7 @@ import tensorflow as tf
 
 from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import refuse_binary
+from bert_tf.fileio import text_lines
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.progress import Progress
@@ -50,10 +50,8 @@ def read_examples(input_file: str) -> list[InputExample]:
         raise InputError(f"--input_file={input_file}: no such file")
     examples = []
     with filesystem.open_file(input_file, "rb") as f:
-        for unique_id, raw in enumerate(f):
-            refuse_binary(
-                raw, input_file, "text, one sentence (or 'A ||| B') a line", unique_id + 1
-            )
+        expected = "text, one sentence (or 'A ||| B') a line"
+        for unique_id, raw in enumerate(text_lines(f, input_file, expected)):
             line = convert_to_unicode(raw).strip()
             match = _PAIR.match(line)
             if match is None:

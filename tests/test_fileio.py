@@ -3,14 +3,20 @@
 from __future__ import annotations
 
 import errno
+import gzip
 import io
 import logging
 import os
+import re
 import stat
+import struct
 import subprocess
 import sys
+import zipfile
+import zlib
 
 import pytest
+from conftest import SAMPLE_DATA
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import (
@@ -18,8 +24,14 @@ from bert_tf.fileio import (
     atomic_write_text,
     check_output_file,
     check_writable_folder,
+    decode_utf8,
     read_lines,
+    read_text,
 )
+from bert_tf.tfrecord import encode_example, write_records
+from bert_tf.tokenization import FullTokenizer
+
+SAMPLE_TEXT = (SAMPLE_DATA / "sample_text.txt").read_text(encoding="utf-8")
 
 
 def test_written_file_has_the_permissions_open_would_give(tmp_path):
@@ -167,3 +179,160 @@ def test_reading_the_umask_never_sets_it_not_even_for_a_moment(monkeypatch):
     monkeypatch.setattr(os, "umask", lambda mask: calls.append(mask) or current)
     assert fileio.umask() == current
     assert calls == []
+
+
+# --- Telling a binary file from text ---------------------------------------------------------
+
+
+def _gzip() -> bytes:
+    return gzip.compress(SAMPLE_TEXT.encode("utf-8"), mtime=0)
+
+
+def _zip() -> bytes:
+    archive = io.BytesIO()
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as z:
+        z.writestr("sample_text.txt", SAMPLE_TEXT)
+    return archive.getvalue()
+
+
+def _tfrecord(tmp_path) -> bytes:
+    path = str(tmp_path / "records.tfrecord")
+    padded = [2, 1996, 3899, 2003, 3] + [0] * 123  # as create_pretraining_data writes them
+    write_records(path, [encode_example({"input_ids": padded, "input_mask": padded}, {})] * 20)
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def _png() -> bytes:
+    def chunk(kind: bytes, data: bytes) -> bytes:
+        crc = zlib.crc32(kind + data)
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", crc)
+
+    rows = b"".join(b"\0" + bytes((x * 16 + y) % 256 for x in range(48)) for y in range(16))
+    header = struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0)  # 16x16 RGB
+    return (
+        b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", header) + chunk(b"IDAT", zlib.compress(rows))
+        + chunk(b"IEND", b"")
+    )  # fmt: skip
+
+
+BINARY_FILES = {
+    "gzip": lambda tmp_path: _gzip(),
+    "zip": lambda tmp_path: _zip(),
+    "TFRecord": _tfrecord,
+    "PNG": lambda tmp_path: _png(),
+}
+
+
+def read_as_text(path) -> list[str]:
+    """What the text readers make of a file: the corpus reader's lines, the whole-file decoder's
+    lines, extract_features' examples and read_text's lines, which must all agree."""
+    from bert_tf.extract_features import read_examples
+
+    lines = list(read_lines(path))
+    with open(path, "rb") as f:
+        assert re.findall("[^\n]*\n|[^\n]+$", decode_utf8(f.read(), path)) == lines
+    assert [e.text_a for e in read_examples(str(path))] == [line.strip() for line in lines]
+    return lines
+
+
+def test_text_with_a_stray_nul_is_read_as_the_original_reads_it(tmp_path):
+    path = tmp_path / "corpus.txt"
+    path.write_bytes(b"ab\x00cd\n" + SAMPLE_TEXT.encode("utf-8"))
+    lines = read_as_text(path)
+    assert lines[0] == "ab\x00cd\n"
+    assert read_text(path, "a GLUE file").startswith("ab\x00cd\n")
+    # The original's tokenizer drops the NUL (BasicTokenizer._clean_text).
+    tokenizer = FullTokenizer(SAMPLE_DATA / "vocab.txt")
+    assert tokenizer.tokenize(lines[0]) == tokenizer.tokenize("abcd") == ["abc", "##d"]
+
+
+def test_a_tiny_text_with_a_stray_nul_is_read(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_bytes(b"ab\x00cd")  # one byte in five, but a single one
+    assert read_as_text(path) == ["ab\x00cd"]
+
+
+def test_stray_control_characters_in_utf8_text_are_read(tmp_path):
+    path = tmp_path / "corpus.txt"
+    strays = "\x00\x01\x02\x1f\x7f"  # more than a tiny file's few, a sliver of this one
+    lines = SAMPLE_TEXT.split("\n")
+    strayed = [s + line for s, line in zip(strays, lines[: len(strays)], strict=True)]
+    text = "\n".join(strayed + lines[len(strays) :])
+    path.write_bytes(text.encode("utf-8"))
+    assert "".join(read_as_text(path)) == text
+
+
+def test_terminal_escapes_and_backspaces_are_text(tmp_path):
+    path = tmp_path / "log.txt"
+    path.write_bytes(b"\x1b[31mERROR\x1b[0m disk full\n" * 300 + b"N\bNA\bAM\bME\bE\n" * 100)
+    assert len(read_as_text(path)) == 400
+
+
+def test_a_text_in_an_8_bit_code_page_is_read_with_its_other_bytes_dropped(tmp_path, caplog):
+    # Almost every byte of Russian cp1251 is not UTF-8; the original reads it all the same.
+    path = tmp_path / "cp1251.txt"
+    path.write_bytes("Москва - столица России.\n".encode("cp1251") * 400)
+    with caplog.at_level(logging.WARNING):
+        lines = list(read_lines(path))
+    assert lines == [" -  .\n"] * 400
+    assert f"{path}: 7600 byte(s) that are not UTF-8 were dropped" in caplog.text
+
+
+@pytest.mark.parametrize("kind", sorted(BINARY_FILES))
+@pytest.mark.parametrize("reader", ["corpus", "extract_features", "decode_utf8", "read_text"])
+def test_a_binary_file_is_refused_as_binary_in_one_line(kind, reader, tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(BINARY_FILES[kind](tmp_path))
+    with pytest.raises(InputError) as error:
+        read_with(reader, path)
+    message = str(error.value)
+    assert re.match(f"{path}:[0-9]+: (a NUL byte|control character 0x..), as in a binary file; "
+                    "expected [^\n]+$", message)  # fmt: skip
+
+
+def test_a_gzip_archive_is_refused_as_binary(tmp_path):
+    path = tmp_path / "corpus.txt.gz"
+    path.write_bytes(_gzip())
+    with pytest.raises(InputError, match=f"^{path}:1: a NUL byte, as in a binary file; expected "):
+        list(read_lines(path))
+
+
+def test_control_characters_without_a_nul_are_named_by_their_code(tmp_path):
+    path = tmp_path / "data"
+    path.write_bytes(b"text\n" + bytes([0x01, 0x02, 0x03, 0x1F, 0x7F]) * 10)
+    with pytest.raises(InputError, match=f"^{path}:2: control character 0x01, as in a binary "):
+        list(read_lines(path))
+
+
+@pytest.mark.parametrize("encoding", ["utf-16-le", "utf-16-be"])
+@pytest.mark.parametrize("bom", ["with a byte-order mark", "without one"])
+@pytest.mark.parametrize("reader", ["corpus", "extract_features", "decode_utf8", "read_text"])
+def test_utf16_text_is_refused_as_utf16_in_one_line(encoding, bom, reader, tmp_path):
+    path = tmp_path / "data"
+    text = ("\ufeff" if bom.startswith("with ") else "") + SAMPLE_TEXT
+    path.write_bytes(text.encode(encoding))
+    with pytest.raises(InputError) as error:
+        read_with(reader, path)
+    assert str(error.value).startswith(f"{path}:1: UTF-16 text (")
+    assert "\n" not in str(error.value) and " in UTF-8" in str(error.value)
+
+
+def test_utf16_cjk_text_is_refused_by_its_byte_order_mark(tmp_path):
+    # No NUL at every other byte in Chinese UTF-16: the mark tells it.
+    path = tmp_path / "data"
+    path.write_bytes("\ufeff北京是中华人民共和国的首都。\n".encode("utf-16-le") * 100)
+    with pytest.raises(InputError, match=f"^{path}:1: UTF-16 text \\(a byte-order mark"):
+        list(read_lines(path))
+
+
+def read_with(reader: str, path):
+    from bert_tf.extract_features import read_examples
+
+    if reader == "corpus":
+        return list(read_lines(path))
+    if reader == "extract_features":
+        return read_examples(str(path))
+    if reader == "decode_utf8":
+        return decode_utf8(path.read_bytes(), path)
+    return read_text(path, "a GLUE file")

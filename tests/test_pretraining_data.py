@@ -356,6 +356,22 @@ def test_text_that_is_not_utf8_warns_by_default_and_stops_with_strict_utf8(tmp_p
     assert f"{corpus}:5: 3 byte(s) that are not UTF-8" in last  # all three on line 5
 
 
+def test_a_stray_nul_in_the_head_gives_the_originals_records(tmp_path):
+    # The original reads the NUL and its tokenizer drops it (BasicTokenizer._clean_text): the
+    # records are those of the text without it.
+    text = (SAMPLE_DATA / "sample_text.txt").read_bytes()
+    with_nul = tmp_path / "with_nul.txt"
+    with_nul.write_bytes(text.replace(b"Text", b"Te\x00xt", 1))
+    assert with_nul.read_bytes().index(b"\x00") < 8000  # in the head that tells a binary file
+    records = {}
+    for corpus in (SAMPLE_DATA / "sample_text.txt", with_nul):
+        output = tmp_path / f"{corpus.stem}.tfrecord"
+        result = _generate(tmp_path, input_file=corpus, output_file=output)
+        assert result.returncode == 0, result.stderr[-2000:]
+        records[corpus.stem] = output.read_bytes()
+    assert records["with_nul"] == records["sample_text"]
+
+
 def test_a_read_only_output_folder_is_one_error_line_before_any_work(tmp_path, mounted_disk):
     output = mounted_disk("64k", read_only=True) / "out.tfrecord"
     last = error_line(_generate(tmp_path, output_file=output), "create_pretraining_data.py")
