@@ -4,9 +4,10 @@
                       max_seq_length=128, labels=["0", "1"])
 
 Signatures:
-- `serving_default`: `text_a` (and `text_b` for sentence-pair tasks; an empty string packs
-  text_a alone), string [batch]. Tokenized in the graph (`text_graph.InGraphTokenizer`: the
-  ids equal FullTokenizer's) and packed as run_classifier packs.
+- `serving_default`: `text_a` (and `text_b` for sentence-pair tasks, one per text_a; an empty
+  string packs text_a alone), string [batch]. Tokenized in the graph
+  (`text_graph.InGraphTokenizer`: the ids equal FullTokenizer's) and packed as run_classifier
+  packs.
 - `serve`: `input_ids`, `input_mask`, `segment_ids`, int32 [batch, seq].
 Both return `probabilities` [batch, labels] float32, `label_id` [batch] int32 and `label`
 [batch] string (regression: `score` [batch] float32).
@@ -173,11 +174,13 @@ def export_classifier(
         }
 
     def serve_text(text_a, text_b=None):
-        ids_a = tokenizer.tokenize(text_a)
-        ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
-        # By default padded to the longest request: a short pair costs its own length.
-        features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
-        return outputs_of(model(features, training=False))
+        checks = [] if text_b is None else [check_text_pairs(text_a, text_b)]
+        with tf.control_dependencies(checks):
+            ids_a = tokenizer.tokenize(text_a)
+            ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
+            # By default padded to the longest request: a short pair costs its own length.
+            features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
+            return outputs_of(model(features, training=False))
 
     text_signature = [tf.TensorSpec([None], tf.string, name="text_a")]
     if text_pairs:
@@ -196,6 +199,20 @@ def export_classifier(
         },
         modules=[tokenizer],
     )
+
+
+def check_text_pairs(text_a: tf.Tensor, text_b: tf.Tensor) -> tf.Operation:
+    """The raw-text signature's check of a request: text_a and text_b [batch] are pairs, row
+    by row. Without it, lists of different lengths fail inside the packing with TensorFlow's
+    "Incompatible shapes: [3] vs. [2]", which names neither input."""
+    len_a, len_b = tf.size(text_a), tf.size(text_b)
+    # The lengths are known only when a request comes, so the message is formatted in the graph.
+    message = tf.strings.format(
+        "serving_default: text_a has {} strings and text_b {}; expected one text_b per text_a "
+        "(an empty text_b packs its text_a alone)",
+        (len_a, len_b),
+    )
+    return tf.debugging.Assert(tf.equal(len_a, len_b), [message])
 
 
 def model_in_dtype(model, dtype: str):

@@ -178,6 +178,21 @@ def test_the_raw_text_signatures_truncate_long_text_as_training_does(exports):
     assert out["probabilities"].shape == (2, 4)
 
 
+def test_text_a_and_text_b_of_different_lengths_are_refused_naming_both_and_their_lengths(
+    exports,
+):
+    serve_text = exports["cls"].signatures["serving_default"]
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        serve_text(text_a=tf.constant(["a", "b", "c"]), text_b=tf.constant(["x", "y"]))
+    assert (
+        "serving_default: text_a has 3 strings and text_b 2; expected one text_b per text_a "
+        "(an empty text_b packs its text_a alone)"
+    ) in str(error.value)
+    # The pairs the message asks for are answered: an empty text_b where there is none.
+    out = serve_text(text_a=tf.constant(["a", "b", "c"]), text_b=tf.constant(["x", "y", ""]))
+    assert out["probabilities"].shape == (3, 2)
+
+
 def test_an_export_has_the_permissions_of_the_users_umask(exports):
     mask = umask()
     export = exports["folder"] / "cls"

@@ -295,3 +295,15 @@ def test_a_stride_longer_than_the_window_says_the_windows_will_not_overlap(caplo
         "--max_query_length=64 - 3): windows will not overlap, each starting where the one "
         "before ends; a stride of at most half a window gives every word context on both sides"
     ]
+
+
+def test_the_default_stride_and_window_say_nothing(caplog):
+    from bert_tf.squad.options import SquadOptions
+
+    options = SquadOptions(
+        bert_config_file="c", vocab_file="v", output_dir="o", do_train=True, train_file="t",
+    )  # fmt: skip
+    assert (options.max_seq_length, options.doc_stride) == (384, 128)  # a 317-piece window
+    with caplog.at_level(logging.WARNING):
+        options.check()
+    assert caplog.records == []

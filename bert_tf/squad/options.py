@@ -69,6 +69,10 @@ class SquadOptions(FineTuningOptions, TfdsOptions, BilstmOptions):
                 f"--max_query_length={self.max_query_length} + 3 ([CLS], [SEP], [SEP]): "
                 "no room is left for the context"
             )
+        # A window holds max_seq_length - len(question) - 3 pieces: shortest for a question of
+        # max_query_length. Warned once per run, from the options, when the stride passes that
+        # shortest window (the windows of the longest questions would not overlap), rather than
+        # once per question from the featurization.
         warn_of_long_stride(
             self.doc_stride,
             self.max_seq_length - self.max_query_length - 3,
