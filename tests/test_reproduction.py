@@ -381,6 +381,21 @@ def test_long_pretrains_ten_times_longer_than_small_on_as_many_new_masks(tmp_pat
         assert any(f"kept/ckpt-{step} " in c and "_ltr_" in c for c in commands)
 
 
+def test_long40k_pretrains_tables_6_and_8_as_the_base_model_with_a_tenth_as_warm_up(tmp_path):
+    commands = laptop_dry_run("long40k", tmp_path).splitlines()
+    pretraining = [c for c in commands if "run_pretraining.py" in c and "--do_train" in c]
+    own = [c for c in pretraining if "_warmup4000/" in c]
+    assert len(own) == 6 + 5  # six shapes; five more maskings (80/10/10 is Table 6's 4/128/2)
+    for flag in ("--num_train_steps=40000 ", "--num_warmup_steps=4000 ", "--learning_rate=0.001 "):
+        assert all(flag in c for c in own), flag
+    # The other tables are long's own runs (the same names, shared), all without XLA.
+    assert any("/L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1/" in c for c in pretraining)
+    assert all("--use_xla=False " in c for c in pretraining)
+    # Table 6 runs widest first, so that a shape that does not train shows early.
+    table6 = [re.search(r"pretraining/(L-\d+_H-\d+_A-\d+)_mlm_nsp_0.8", c) for c in own]
+    assert [m.group(1) for m in table6 if m][:2] == ["L-8_H-192_A-3", "L-4_H-192_A-3"]
+
+
 def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():
     runs = {1e-4: [{"Dev": 60.0}, {"Dev": 62.0}], 3e-4: [{"Dev": 65.0}, {"Dev": 61.0}]}
     chosen = _choose(runs, 2, "Dev")["Dev"]
@@ -632,6 +647,9 @@ def test_a_runs_tokens_are_its_steps_times_batch_times_its_records_mean_length(t
     own_rate = Pretraining(scale.base_shape, steps=40, learning_rate=5e-4)  # Tables 6, 8 at long
     assert own_rate.name.endswith("_40steps_lr0.0005")
     assert Pretraining.from_name(f"{own_rate.name}_step20") == (own_rate, 20)
+    own_warmup = Pretraining(scale.base_shape, warmup_steps=8)  # Tables 6, 8 at long40k
+    assert own_warmup.name.endswith("_0.8_0.1_0.1_warmup8")
+    assert Pretraining.from_name(f"{own_warmup.name}_step20") == (own_warmup, 20)
     records = [encode_example({"input_mask": [1] * n + [0] * (128 - n)}, {}) for n in (100, 120)]
     write_records(data.records(run.masking)[0], records)
     assert tokens_seen(run.name, scale, data) is None  # not finished
@@ -750,7 +768,9 @@ def test_verifying_the_doc_tables_names_the_table_that_differs_from_its_tsv(tmp_
     assert doc.read_text() == DOC
     doc_tables(dataclasses.replace(options, verify=False))
     doc_tables(options)  # now in step: no exit
-    assert "| BERT (BERT-BASE) | - / 59.7 / 88.4 |" in doc.read_text()
+    # Only the schedules the TSV has rows of (long40k's: Table 6 alone).
+    assert "(ours, `small` / paper)\n" in doc.read_text()
+    assert "| BERT (BERT-BASE) | 59.7 / 88.4 |" in doc.read_text()
 
 
 def test_a_doc_table_without_its_tsv_is_refused_naming_the_file(tmp_path):
@@ -798,6 +818,13 @@ def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():
         "objective (Table 5)": long[:2],
         "masking (Table 8)": [long[3], long[5]],
         "size (Table 6)": [long[3], long[4]],
+    }
+    # long40k: Tables 6 and 8 at the base run's steps and rate with their own warm-up.
+    warmup = [name.replace("_20000steps_lr0.0005", "_warmup4000") for name in long]
+    assert pretraining_groups(warmup, "long40k") == {
+        "objective (Table 5)": warmup[:2],
+        "masking (Table 8)": [warmup[3], warmup[5]],
+        "size (Table 6)": [warmup[3], warmup[4]],
     }
     # --quick: smaller shapes and steps, the same grouping.
     quick = [name.replace("H-128", "H-32").replace("20000steps", "40steps") for name in long]

@@ -45,7 +45,8 @@ paper_out() {
   case $1 in
     base|large) out=${2:-} ;;
     small|long) out=${2:-output/paper_$1} ;;
-    *) fail "size '$1'; expected small, long, base or large" ;;
+    long40k) out=${2:-output/paper_long} ;;  # long's runs, shared
+    *) fail "size '$1'; expected small, long, long40k, base or large" ;;
   esac
   [[ -n $out ]] || fail "give OUT at size $1 (the folder of every step; gs:// on a TPU pod)"
 }

@@ -1,6 +1,7 @@
 """Writes docs/REPRODUCTION.md's tables from the TSVs in docs/reproduction/: each cell ours at
-every schedule beside the paper's (`long / small / paper`), so that every number of ours in a
-table is its TSV's, and a reader sees the long schedule beside the short one.
+every schedule the TSV has beside the paper's (`long / small / paper`; Table 6 `long40k`
+first), so that every number of ours in a table is its TSV's, and a reader sees the long
+schedule beside the short one.
 
     python scripts/paper/doc_tables.py           # rewrite each <!-- begin NAME --> block
     python scripts/paper/doc_tables.py --verify   # exit 1, naming the table, where one differs
@@ -36,7 +37,8 @@ def read_rows(path: str) -> list[dict]:
 
 def render_table(cells: list[dict], schedules: list[str]) -> list[str]:
     """The markdown table's lines: a row per row of ours, a column per column of ours, each cell
-    `ours at schedules[0] / ours at schedules[1] / ... / paper`."""
+    `ours at schedules[0] / ours at schedules[1] / ... / paper` (the schedules the TSV has)."""
+    schedules = table_schedules(cells, schedules)
     cells = [c for c in cells if c["schedule"] in schedules]
     cells.sort(key=lambda c: schedules.index(c["schedule"]))  # stable: each schedule's order kept
     rows = list(dict.fromkeys(c["row"] for c in cells))
@@ -56,6 +58,11 @@ def render_table(cells: list[dict], schedules: list[str]) -> list[str]:
     return lines
 
 
+def table_schedules(cells: list[dict], schedules: list[str]) -> list[str]:
+    """The `schedules` that `cells` has rows of (`long40k`: Table 6's alone)."""
+    return [s for s in schedules if any(c["schedule"] == s for c in cells)]
+
+
 def _ours(cell: dict | None) -> str:
     if cell is None:
         return "-"
@@ -70,7 +77,8 @@ def render_block(body: str, cells: list[dict], schedules: list[str]) -> str:
     last = first
     while last < len(lines) and lines[last].startswith("|"):
         last += 1
-    account = "(" + " / ".join([f"ours, `{s}`" for s in schedules] + ["paper"]) + ")"
+    shown = table_schedules(cells, schedules)
+    account = "(" + " / ".join([f"ours, `{s}`" for s in shown] + ["paper"]) + ")"
     head = [CELLS.sub(account, line) for line in lines[:first]]
     return "\n".join(head + render_table(cells, schedules) + lines[last:]) + "\n"
 
@@ -101,7 +109,10 @@ class DocTablesOptions(Options):
     tsv_dir: str = option(
         os.path.join(REPO, "docs", "reproduction"), "The folder of the tables' TSVs."
     )
-    schedules: str = option("long,small", "The schedules whose numbers each cell gives, in order.")
+    schedules: str = option(
+        "long40k,long,small",
+        "The schedules whose numbers each cell gives, in order (those a table's TSV has).",
+    )
     verify: bool = option(False, "Write nothing; exit 1 if a block differs from its TSV.")
 
 

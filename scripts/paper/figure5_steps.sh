@@ -3,7 +3,7 @@
 # and of the left-to-right model fine-tuned from checkpoints along their pre-training
 # (run_pretraining.py --keep_checkpoint_every_n_steps keeps them in OUT/pretraining/*/kept/).
 #
-# Usage: scripts/paper/figure5_steps.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/figure5_steps.sh base|large|small|long|long40k [OUT] [--quick | --dry_run | --report]
 #   base, large: checkpoints at 200k, 400k, 600k, 800k steps (phase 1) and the finished model
 #     (1M), fine-tuned on MNLI.
 #   small: every 800 of the 4,000 steps; MNLI is not here: QNLI built from SQuAD 1.1 Dev stands

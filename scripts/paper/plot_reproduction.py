@@ -22,7 +22,7 @@ import json
 import os
 import re
 
-from reproduction.pretraining import Pretraining
+from reproduction.pretraining import Pretraining, table6_run
 from reproduction.scales import DEFAULT_MASKING, scale_named
 
 from bert_tf import cli, filesystem
@@ -154,26 +154,28 @@ def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
     """The pre-training runs (OUT/pretraining's folder names) each panel draws at `schedule`
     (reproduce.py's --size): Table 5's objectives (the ablation shape, 80/10/10, the schedule's
     steps), Table 8's maskings and Table 6's shapes (masked LM + NSP, at Table 6's own steps
-    where the schedule gives it fewer: `long`'s `_Nsteps` runs)."""
+    where the schedule gives them their own: `long`'s `_Nsteps_lrR` runs, `long40k`'s
+    `_warmupN`)."""
     # A run, not one of its kept checkpoints (RUN_stepN), nor Table 7's cased one (base, large).
     found = {name: Pretraining.from_name(name) for name in names}
     runs = {name: f[0] for name, f in found.items() if f and not f[1] and not f[0].cased}
-    # The ablations' shape (the scale's; a --quick run's is smaller) and whether Tables 6 and 8
-    # have steps of their own (`_Nsteps` runs); from the schedule, whatever has finished.
+    # The ablations' shape (the scale's; a --quick run's is smaller), and Tables 6 and 8's
+    # steps, rate and warm-up; from the schedule, whatever has finished.
+    # (Which of them a run has its own of, not their values: a --quick run's are smaller.)
     scale = scale_named(schedule)
     ablations = [run.shape for run in runs.values() if run.objective != "mlm_nsp"]
     shape = ablations[0] if ablations else scale.ablation_shape
-    own_steps = bool(scale.table6_steps)
+
+    def recipe(run: Pretraining) -> tuple:
+        return bool(run.steps), run.learning_rate, bool(run.warmup_steps)
 
     def panels(run: Pretraining) -> tuple[bool, bool, bool]:
         ablation, default = run.shape == shape, run.masking == DEFAULT_MASKING
-        tables_6_and_8 = (
-            run.objective == "mlm_nsp"
-            and bool(run.steps) == own_steps
-            and run.learning_rate == scale.table6_learning_rate
+        tables_6_and_8 = run.objective == "mlm_nsp" and recipe(run) == recipe(
+            table6_run(scale, run.shape)
         )
         return (
-            ablation and default and not run.steps,
+            ablation and default and recipe(run) == (False, 0.0, False),
             ablation and tables_6_and_8,
             default and tables_6_and_8,
         )

@@ -4,7 +4,7 @@
 # and the other sizes (Table 6). Then the plots (scripts/paper/plot_reproduction.py) into
 # OUT/figures when matplotlib is installed (pip install -e ".[plots]").
 #
-# Usage: scripts/paper/reproduce_all.sh small|long|base|large [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/reproduce_all.sh small|long|long40k|base|large [OUT] [--quick | --dry_run | --report]
 #   (the options in any position; OUT: required at base and large, may be gs://; at small and
 #   long default output/paper_<size>)
 #   small: a laptop CPU, about 13 hours on 2 cores (docs/REPRODUCTION.md); --quick: minutes;

@@ -5,7 +5,7 @@
 # "+ BiLSTM" (the LTR model with a randomly initialised BiLSTM on top during fine-tuning).
 # Columns: Dev MNLI-m, QNLI, MRPC, SST-2 accuracy and SQuAD 1.1 F1.
 #
-# Usage: scripts/paper/table5_ablation.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/table5_ablation.sh base|large|small|long|long40k [OUT] [--quick | --dry_run | --report]
 #   (OUT defaults to output/paper_<size>; models and runs already there are reused, so the
 #   other tables' scripts with the same OUT share the pre-trained models.)
 #   base, large: the paper's settings: each model pre-trained as scripts/paper/pretrain_bert.sh

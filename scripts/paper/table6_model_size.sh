@@ -3,7 +3,7 @@
 # each pre-trained with the same recipe; the held-out masked-LM perplexity and Dev MNLI-m,
 # MRPC and SST-2 accuracy, each the mean over random restarts of fine-tuning.
 #
-# Usage: scripts/paper/table6_model_size.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/table6_model_size.sh base|large|small|long|long40k [OUT] [--quick | --dry_run | --report]
 #   base, large: the paper's six shapes 3/768/12, 6/768/3, 6/768/12, 12/768/12, 12/1024/16,
 #     24/1024/16, each pre-trained as scripts/paper/pretrain_bert.sh does (1M steps), the
 #     perplexity on HELDOUT records (run_pretraining.py --eval_input_file), 5 restarts each.

@@ -7,7 +7,7 @@
 # from random weights, the floor) and a "[MASK] ppl" column (each model's held-out masked-LM
 # perplexity on the 100/0/0 records: one yardstick for all rows, whose own records differ).
 #
-# Usage: scripts/paper/table8_masking.sh base|large|small|long [OUT] [--quick | --dry_run | --report]
+# Usage: scripts/paper/table8_masking.sh base|large|small|long|long40k [OUT] [--quick | --dry_run | --report]
 #   base, large: the paper's pre-training recipe (scripts/paper/pretrain_bert.sh) once per
 #     masking, on CORPUS; NER on CONLL_DIR (a cased vocab: DO_LOWER_CASE=false).
 #   small: a laptop CPU: 4/128/2 models, 4,000 steps on the books (cased); RTE stands in for

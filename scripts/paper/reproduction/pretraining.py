@@ -41,6 +41,8 @@ class Pretraining:
     cased: bool = False
     # Its learning rate, where not the scale's (Tables 6 and 8 at `long`); 0: the scale's.
     learning_rate: float = 0.0
+    # Its warm-up steps, where not the scale's share (Tables 6 and 8 at `long40k`); 0: that.
+    warmup_steps: int = 0
 
     @property
     def hidden_size(self) -> int:
@@ -55,6 +57,7 @@ class Pretraining:
             + ("_cased" if self.cased else "")
             + (f"_{self.steps}steps" if self.steps else "")
             + (f"_lr{self.learning_rate:g}" if self.learning_rate else "")
+            + (f"_warmup{self.warmup_steps}" if self.warmup_steps else "")
         )
 
     @classmethod
@@ -65,18 +68,29 @@ class Pretraining:
         found = re.fullmatch(_NAME, name)
         if not found:
             return None
-        shape, objective, masking, cased, steps, learning_rate, kept = found.groups()
+        shape, objective, masking, cased, steps, learning_rate, warmup, kept = found.groups()
         run = cls(
             shape, objective, masking.replace("_", ","), int(steps or 0), bool(cased),
-            float(learning_rate or 0),
+            float(learning_rate or 0), int(warmup or 0),
         )  # fmt: skip
         return run, int(kept or 0)
 
 
 _NAME = (
     r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(_cased)?(?:_(\d+)steps)?"
-    r"(?:_lr([\d.e-]+))?(?:_step(\d+))?"
+    r"(?:_lr([\d.e-]+))?(?:_warmup(\d+))?(?:_step(\d+))?"
 )
+
+
+def table6_run(
+    scale: Scale, shape: str, masking: str = DEFAULT_MASKING, cased: bool = False
+) -> Pretraining:
+    """The pre-training of Tables 6 (model size) and 8 (masking): `shape` masked at `masking`,
+    at the steps, rate and warm-up the scale gives those tables."""
+    return Pretraining(
+        shape, masking=masking, steps=scale.table6_steps, cased=cased,
+        learning_rate=scale.table6_learning_rate, warmup_steps=scale.table6_warmup_steps,
+    )  # fmt: skip
 
 
 def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
@@ -110,11 +124,11 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
             max_eval_steps=1000,
             learning_rate=run.learning_rate or scale.learning_rate,
             num_train_steps=steps,
-            num_warmup_steps=scale.warmup(steps),
+            num_warmup_steps=run.warmup_steps or scale.warmup(steps),
             # Often enough that a stopped run loses minutes, not hours.
             save_checkpoints_steps=min(scale.keep_checkpoint_every_n_steps, 1000),
             log_steps=max(steps // 40, 1),
-            use_xla=True,
+            use_xla=scale.use_xla,
             seed=1,
             resume_input=True,  # a run stopped and resumed sees each record once
         )

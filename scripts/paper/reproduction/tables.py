@@ -20,6 +20,7 @@ from reproduction.pretraining import (
     mask_only_perplexity,
     pretrained_model,
     random_model,
+    table6_run,
     unigram_perplexity,
 )
 from reproduction.runner import Runner
@@ -212,17 +213,18 @@ def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = 
 
 def table6(ctx) -> Table:
     table = Table("table6", "Table 6: model size (held-out masked-LM perplexity; Dev accuracy)")
-    for ours, paper in zip(ctx.scale.table6_shapes, PAPER["table6"], strict=False):
-        run = Pretraining(
-            ours, steps=ctx.scale.table6_steps, learning_rate=ctx.scale.table6_learning_rate
-        )
+    shapes, cells = ctx.scale.table6_shapes, {}
+    # Run widest first, so that a shape that does not train shows early; the rows in order.
+    for ours in reversed(shapes):
+        run = table6_run(ctx.scale, ours)
         model = ctx.model(run)
-        label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
-        table.set(
-            label, "LM (ppl)", heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner), paper
-        )
+        cells[ours] = {"LM (ppl)": heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner)}
         for column in ("MNLI-m", "MRPC", "SST-2"):
-            table.set(label, column, ctx.tuner.glue(model, column, table6=True), paper)
+            cells[ours][column] = ctx.tuner.glue(model, column, table6=True)
+    for ours, paper in zip(shapes, PAPER["table6"], strict=False):
+        label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
+        for column, value in cells[ours].items():
+            table.set(label, column, value, paper)
     table.notes.append(
         "Rows are ours (L/H/A) beside the paper's row of the same rank; means over "
         "restarts as the paper's."
@@ -257,11 +259,8 @@ def table8(ctx) -> Table:
     table = Table("table8", "Table 8: masking procedure (MASK/SAME/RND; Dev)")
     for masking in TABLE8_MASKINGS:
         row = "/".join(str(round(100 * float(r))) for r in masking.split(","))
-        run = Pretraining(
-            ctx.scale.ablation_shape, masking=masking, steps=ctx.scale.table6_steps,
-            learning_rate=ctx.scale.table6_learning_rate,
-            cased=not ctx.scale.laptop,  # its NER columns, as Table 7's, from a cased model
-        )  # fmt: skip
+        # Its NER columns, as Table 7's, from a cased model.
+        run = table6_run(ctx.scale, ctx.scale.ablation_shape, masking, not ctx.scale.laptop)
         table8_row(ctx, table, row, ctx.model(run))
     # Our floor, as Table 5's: the same shape fine-tuned from random weights.
     floor = random_model(ctx.scale.ablation_shape, ctx.data, ctx.runner, cased=True)
