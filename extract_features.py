@@ -25,14 +25,10 @@ from bert_tf.extract_features import (
 )
 from bert_tf.fileio import atomic_open, check_output_file
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import adopt_checkpoint_attention
+from bert_tf.model_dir import adopt_checkpoint_attention, read_do_lower_case
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.options import Options, at_least, check_options, option, options, positive
-from bert_tf.tokenization import (
-    FullTokenizer,
-    require_tokens,
-    validate_case_matches_checkpoint,
-)
+from bert_tf.tokenization import FullTokenizer, require_tokens
 
 
 @options
@@ -93,7 +89,8 @@ def extract_features(options: ExtractFeaturesOptions) -> None:
     check_options(options)
     config = read_config(options)
     layer_indexes = parse_layer_indexes(options.layers, config.num_hidden_layers)
-    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    if options.init_checkpoint:  # the flag against what the model's files and name say
+        read_do_lower_case(options.init_checkpoint, options.do_lower_case, "--init_checkpoint")
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
     require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)

@@ -7,11 +7,13 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 
 import tensorflow as tf
 
 from bert_tf import filesystem
 from bert_tf.errors import InputError, first_line
+from bert_tf.fileio import temporary_prefix
 
 logger = logging.getLogger(__name__)
 
@@ -23,21 +25,55 @@ KEPT_CHECKPOINTS_DIR = "kept"
 UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
 
 
+def check_checkpoint_folder(folder: str, flag: str = "") -> None:
+    """Raises `InputError` for a folder TensorFlow cannot read checkpoints back from: it finds
+    a checkpoint's data files by glob pattern, so under a name with `*`, `?`, `[` or `]` the
+    save works and every restore fails (a rerun would train again from step 0)."""
+    if re.search(r"[*?[\]]", folder):
+        raise InputError(
+            f"{flag + '=' if flag else ''}{folder}: TensorFlow cannot read checkpoints back from "
+            "a folder whose name has *, ?, [ or ] (it finds their files by glob pattern); "
+            "give a name without them"
+        )
+
+
 def training_checkpoints(directory: str) -> list[str]:
-    """The `ckpt-<step>` prefixes in `directory` whose index exists (a checkpoint is whole once
-    its index is written), oldest first."""
-    steps = []
-    for index in filesystem.glob(os.path.join(directory, "ckpt-*.index")):
-        step = os.path.basename(index)[len("ckpt-") : -len(".index")]
-        if step.isdigit():
-            steps.append(int(step))
-    return [os.path.join(directory, f"ckpt-{step}") for step in sorted(steps)]
+    """The `ckpt-<step>` prefixes in `directory` that are whole (their index exists), oldest
+    first: the one listing of a run's checkpoints. Those its `checkpoint` state file lists, as
+    `tf.train.CheckpointManager` wrote it and `tf.train.latest_checkpoint` reads it (a folder
+    without one: its `ckpt-<step>.index` files, the name taken literally, `[` and all)."""
+    state = tf.train.get_checkpoint_state(directory) if filesystem.isdir(directory) else None
+    if state is not None:
+        paths = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path]
+    else:
+        paths = [p[: -len(".index")] for p in filesystem.glob(_escaped(directory, "ckpt-*.index"))]
+    steps = {}
+    for path in paths:
+        found = re.fullmatch(r"ckpt-(\d+)", os.path.basename(path))
+        if found and filesystem.isfile(path + ".index"):
+            steps[int(found.group(1))] = os.path.join(directory, os.path.basename(path))
+    return [steps[step] for step in sorted(steps)]
+
+
+def latest_checkpoint(directory: str) -> str | None:
+    """The last of `training_checkpoints(directory)`, or a released model's `bert_model.ckpt`
+    that the state file names; None without either."""
+    found = training_checkpoints(directory)
+    if found:
+        return found[-1]
+    state = tf.train.get_checkpoint_state(directory) if filesystem.isdir(directory) else None
+    prefix = state.model_checkpoint_path if state else ""
+    return prefix if prefix and filesystem.isfile(prefix + ".index") else None
+
+
+def _escaped(directory: str, pattern: str) -> str:
+    return os.path.join(filesystem.escape(directory), pattern)
 
 
 def remove_unfinished_saves(directory: str) -> None:
     """Removes the `ckpt-<step>_temp/` folders that a save killed midway leaves behind (a save
     writes there, then moves the files into place)."""
-    for folder in filesystem.glob(os.path.join(directory, "ckpt-*_temp")):
+    for folder in filesystem.glob(_escaped(directory, "ckpt-*_temp")):
         logger.info("removing %s (a save that did not finish)", folder)
         remove_path(folder)
 
@@ -66,6 +102,8 @@ class TrainingCheckpoints:
         max_to_keep: int = 5,
         keep_every_n_steps: int | None = None,
     ) -> None:
+        if directory:
+            check_checkpoint_folder(directory)
         self.checkpoint = tf.train.Checkpoint(**state)
         self.directory = directory
         self.keep_every_n_steps = keep_every_n_steps
@@ -117,7 +155,9 @@ class TrainingCheckpoints:
 
     def save(self, step: int) -> str | None:
         """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
-        `keep_every_n_steps`, a copy in `kept/` that stays. Returns its path.
+        `keep_every_n_steps`, a copy in `kept/` that stays. Returns its path. A step already
+        saved made no progress since: it is not written again (a failed rewrite would take the
+        good checkpoint of that step with it).
 
         Raises:
             InputError: the disk refused it (what the save began is removed; the previous
@@ -126,12 +166,16 @@ class TrainingCheckpoints:
         if self.manager is None:
             return None
         previous = self.manager.latest_checkpoint
+        if previous and os.path.basename(previous) == f"ckpt-{step}":
+            return previous
         try:
             path = self.manager.save(checkpoint_number=step)
         except (tf.errors.OpError, OSError) as e:
             # A full or read-only disk: what the save began goes, the previous one stays.
             prefix = os.path.join(self.directory, f"ckpt-{step}")
-            for partial in filesystem.glob(prefix + ".*") + filesystem.glob(prefix + "_temp"):
+            for partial in filesystem.glob(filesystem.escape(prefix) + ".*") + filesystem.glob(
+                filesystem.escape(prefix) + "_temp"
+            ):
                 remove_path(partial)
             raise InputError(
                 f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
@@ -143,14 +187,25 @@ class TrainingCheckpoints:
         return path
 
     def _keep(self, path: str) -> None:
+        """A copy of `path` in kept/, each file under a temporary name renamed into place, the
+        index last: a copy cut short never looks whole."""
         kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR)
-        # The index last: a checkpoint whose index exists is whole.
-        files = sorted(filesystem.glob(path + ".*"), key=lambda f: f.endswith(".index"))
+        files = sorted(
+            filesystem.glob(filesystem.escape(path) + ".*"), key=lambda f: f.endswith(".index")
+        )
+        copies = []
         try:
             filesystem.makedirs(kept)
             for source in files:
-                filesystem.copy(source, os.path.join(kept, os.path.basename(source)))
+                target = os.path.join(kept, os.path.basename(source))
+                copies.append(temporary_prefix(target) + os.urandom(4).hex())
+                filesystem.copy(source, copies[-1])
+            for copy, source in zip(copies, files, strict=True):
+                filesystem.rename(copy, os.path.join(kept, os.path.basename(source)))
         except (tf.errors.OpError, OSError) as e:
+            for copy in copies:
+                if filesystem.exists(copy):
+                    filesystem.remove(copy)
             raise InputError(
                 f"{kept}: cannot keep a copy of {path} ({first_line(e)}); {path} is saved"
             ) from None

@@ -16,21 +16,20 @@ import re
 import keras
 
 from bert_tf import checkpoints, filesystem
-from bert_tf.checkpoints import original_variable_names
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, staging_folder
-from bert_tf.hf_checkpoints import POOLER_NAMES, WEIGHTS_FILE, architecture, save_hf_weights
-from bert_tf.hf_config import (
+from bert_tf.hf_format import (
     CONFIG_FILE,
+    POOLER_NAMES,
     TOKENIZER_CONFIG_FILE,
+    WEIGHTS_FILE,
+    architecture,
     hf_config,
     is_hf_directory,
+    save_hf_weights,
     tokenizer_config,
 )
 from bert_tf.model_dir import LABELS_FILE, write_task_model_files
-from bert_tf.modeling.classifier import BertClassifier
-from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.pretrained import ModelDirectory, load_model_directory, require_file
 from bert_tf.tokenization import load_vocab
 
@@ -39,9 +38,11 @@ def write_hf_directory(source: ModelDirectory, directory: str) -> None:
     """config.json, model.safetensors, vocab.txt and tokenizer_config.json into `directory`."""
     model = source.model
     arch = architecture(model)
-    regression = isinstance(model, BertClassifier) and model.num_labels == 1 and not source.labels
+    # A classifier's or tagger's outputs are labelled; one output without labels is STS-B's score.
+    num_labels = getattr(model, "num_labels", None)
+    regression = arch == "BertForSequenceClassification" and num_labels == 1 and not source.labels
     labels = source.labels
-    if isinstance(model, (BertClassifier, BertTokenClassifier)) and not regression:
+    if num_labels and not regression:
         labels = labels or [f"LABEL_{i}" for i in range(model.num_labels)]
         if len(labels) != model.num_labels:
             raise InputError(
@@ -81,21 +82,21 @@ def hf_to_original(input_dir: str, output_dir: str) -> str:
     model = source.model
     vocab_file = require_file(input_dir, "vocab.txt")
     model.config.check_vocab(len(load_vocab(vocab_file)), vocab_file)
-    table = original_variable_names(model)
+    table = model.original_variable_names()
     written = [name for name in table if name in source.report.loaded or name in POOLER_NAMES]
     with _new_directory(output_dir) as staging:
         checkpoints.write_original_checkpoint(
             {name: keras.ops.convert_to_numpy(table[name]) for name in written},
             os.path.join(staging, "bert_model.ckpt"),
         )
-        if isinstance(model, BertTaskModel):
+        if model.head_scope is not None:
             # The original's files name no head class: task_model.json keeps it (a token
             # classifier and a multiple-choice model have a classifier's variables).
             write_task_model_files(staging, model, vocab_file, source.do_lower_case)
         else:
             model.config.to_json_file(os.path.join(staging, "bert_config.json"))
             filesystem.copy(vocab_file, os.path.join(staging, "vocab.txt"))
-        if isinstance(model, (BertClassifier, BertTokenClassifier)) and source.labels:
+        if getattr(model, "num_labels", None) and source.labels:
             atomic_write_text(
                 os.path.join(staging, LABELS_FILE),
                 "".join(f"{label}\n" for label in source.labels),
@@ -104,9 +105,13 @@ def hf_to_original(input_dir: str, output_dir: str) -> str:
 
 
 def to_hf(
-    input_dir: str, output_dir: str, do_lower_case: bool, vocab_file: str | None = None
+    input_dir: str,
+    output_dir: str,
+    do_lower_case: bool | None = None,
+    vocab_file: str | None = None,
 ) -> str:
-    """One of our directories (see `pretrained.load_model_directory`) -> a Hugging Face one.
+    """One of our directories (see `pretrained.load_model_directory`) -> a Hugging Face one,
+    with the model's casing (`model_dir.read_do_lower_case`: `do_lower_case` is its flag).
     Returns what was converted, in words."""
     source = load_model_directory(input_dir, do_lower_case=do_lower_case, vocab_file=vocab_file)
     if source.vocab_file is None:
@@ -118,7 +123,10 @@ def to_hf(
 
 
 def convert_checkpoint(
-    input_dir: str, output_dir: str, do_lower_case: bool = True, vocab_file: str | None = None
+    input_dir: str,
+    output_dir: str,
+    do_lower_case: bool | None = None,
+    vocab_file: str | None = None,
 ) -> str:
     """Converts `input_dir` the way its files say: a Hugging Face directory (config.json and
     safetensors) to the original format, anything else of ours to Hugging Face's. The output

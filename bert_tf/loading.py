@@ -1,5 +1,7 @@
-"""Loading a model's weights from any kind of checkpoint, one entry for all: the original's
-names, a bert_tf training checkpoint, a Hugging Face directory.
+"""Loading a model's weights from any kind of checkpoint, by one rule for all: the original's
+names, a bert_tf training checkpoint (by each variable's Keras path), a Hugging Face directory.
+The model says its own names (`model.original_variable_names()`, `hf_names`); this module knows
+no model class.
 
     report = load_checkpoint(BertEncoder(config), "uncased_L-12_H-768_A-12/bert_model.ckpt")
 """
@@ -9,69 +11,80 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
+import re
+from collections.abc import Callable
 
 import keras
 import numpy as np
-from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf import checkpoints, hf_checkpoints
+from bert_tf import checkpoints, hf_format
 from bert_tf.checkpointing import UNREADABLE_CHECKPOINT
-from bert_tf.checkpoints import LoadReport
 from bert_tf.errors import InputError, first_line
-from bert_tf.hf_config import is_hf_directory
-from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.modeling.task_model import BertTaskModel
 
 logger = logging.getLogger(__name__)
 
+# Training state in original checkpoints that is not part of the model: Adam slots
+# (`<var>/adam_m`, `<var>/adam_v`, or Keras-style `Adam`), the step and loss-scale counters.
+_NOT_MODEL = re.compile(
+    r"(/adam_[mv]$|/Adam(_\d+)?$|^AdamWeightDecayOptimizer|^global_step$|"
+    r"^(current_loss_scale|good_steps|loss_scale)$)"
+)
 
-def load_checkpoint(model: keras.Model, checkpoint: str | os.PathLike) -> LoadReport:
-    """Loads `model` (a `BertEncoder`, `BertPretrainer` or fine-tuning `BertTaskModel`) from
-    any kind of checkpoint, by one rule for all: the encoder must be whole, each head is loaded
-    when the checkpoint has it and keeps its initial values when it has none.
 
-    - the original's names (`checkpoints.load_original_checkpoint`): a prefix such as
-      `.../bert_model.ckpt`, one of its files, or its directory;
-    - a bert_tf training checkpoint (`ckpt-<step>`, or its directory's latest), by Keras path
-      (`load_object_based`);
-    - a Hugging Face BERT directory: config.json and model.safetensors
-      (`hf_checkpoints.load_hf_checkpoint`).
+@dataclasses.dataclass
+class LoadReport:
+    """What `load_checkpoint` did, by original variable name."""
 
-    Optimizer state is not loaded. Returns what was loaded, by the checkpoint's names, with
-    `source` the prefix (the directory for Hugging Face's).
+    loaded: list[str]
+    missing: list[str]  # in the model, not loaded (left at their initial values)
+    unexpected: list[str]  # in the checkpoint, not in the model (not loaded)
+    skipped: list[str]  # training state: optimizer slots, global_step
+    source: str = ""  # the checkpoint read (the directory for Hugging Face's)
+    head_loaded: bool = False  # whether a head outside the encoder took values from it
+
+
+@dataclasses.dataclass
+class Tensors:
+    """A checkpoint's tensors under the model's original names: shapes, and how to read one."""
+
+    source: str
+    shapes: dict[str, list[int]]
+    read: Callable[[str], np.ndarray]
+    optional: tuple[str, ...] = ()  # may be missing: they keep their initial values
+    skipped: list[str] = dataclasses.field(default_factory=list)
+    # The checkpoint's own name of each, for messages (Hugging Face's), where not the original.
+    own_names: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def named(self, names) -> list[str]:
+        return [self.own_names.get(name, name) for name in names]
+
+
+def listing(names: list[str], most: int = 5) -> str:
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def load_checkpoint(
+    model: keras.Model, checkpoint: str | os.PathLike, encoder_only: bool = False
+) -> LoadReport:
+    """Loads `model` (an encoder, a pre-trainer or a task model) from the checkpoint
+    `checkpoint`: an original-format prefix (or one of its files, or its folder), a bert_tf
+    training checkpoint (`ckpt-<step>`), or a Hugging Face directory. The encoder must be
+    whole; each head is loaded when the checkpoint has it and keeps its initial values when
+    it has none (a head found in part is an error); `encoder_only`: the heads keep theirs.
+    Nothing is assigned before every check. Optimizer state is not loaded.
 
     Raises:
         InputError: no checkpoint there, one that cannot be read, no encoder in it, or
-            variables that do not fit the model.
+            variables that do not fit the model (each naming the checkpoint).
     """
-    heads = head_variables(model)
-    initial = [keras.ops.convert_to_numpy(variable) for variable in heads]
-    if is_hf_directory(checkpoint):
-        source = os.fspath(checkpoint)
-        report = hf_checkpoints.load_hf_checkpoint(model, checkpoint)
-    else:
-        source = checkpoints.resolve_checkpoint_path(checkpoint)
-        report = _load_prefix(model, source)
-    head_loaded = any(
-        not np.array_equal(keras.ops.convert_to_numpy(variable), value)
-        for variable, value in zip(heads, initial, strict=True)
-    )
-    return dataclasses.replace(report, source=source, head_loaded=head_loaded)
-
-
-def head_variables(model: keras.Model) -> list:
-    """`model`'s variables outside its encoder: its heads' (none for an encoder)."""
-    if isinstance(model, BertEncoder):
-        return []
-    encoder = {id(variable) for variable in model.encoder.weights}
-    return [variable for variable in model.weights if id(variable) not in encoder]
-
-
-def _load_prefix(model: keras.Model, prefix: str) -> LoadReport:
+    if hf_format.is_hf_directory(checkpoint):
+        return assign(model, _hf_tensors(model, os.fspath(checkpoint)), encoder_only)
+    prefix = checkpoints.resolve_checkpoint_path(checkpoint)
     try:
-        if is_object_based(prefix):
-            return load_object_based(model, prefix)
-        return checkpoints.load_original_checkpoint(model, prefix)
+        if checkpoints.is_object_based(prefix):
+            return assign(model, _object_based_tensors(model, prefix), encoder_only)
+        return assign(model, _original_tensors(prefix), encoder_only)
     except UNREADABLE_CHECKPOINT as e:
         raise InputError(
             f"{prefix}: the checkpoint cannot be read ({first_line(e)}); it is truncated or "
@@ -79,93 +92,127 @@ def _load_prefix(model: keras.Model, prefix: str) -> LoadReport:
         ) from None
 
 
-# The entry that makes a checkpoint object-based: Keras's object graph, which bert_tf's
-# training checkpoints record (the original's are name-based).
-OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
-
-
-def is_object_based(prefix: str) -> bool:
-    """Whether the checkpoint `prefix` is a bert_tf training checkpoint (`ckpt-<step>`)."""
-    return OBJECT_GRAPH in checkpoints.checkpoint_reader(prefix).get_variable_to_shape_map()
-
-
-def object_graph_keys(prefix: str) -> dict[str, str]:
-    """Keras path (`embeddings/word_embeddings`) -> key in the training checkpoint `prefix`,
-    for every variable its object graph records."""
-    graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    graph.ParseFromString(checkpoints.checkpoint_reader(prefix).get_tensor(OBJECT_GRAPH))
-    return {
-        attribute.full_name: attribute.checkpoint_key
-        for node in graph.nodes
-        for attribute in node.attributes
-    }
-
-
-def load_object_based(model: keras.Model, prefix: str) -> LoadReport:
-    """Loads a bert_tf training checkpoint into `model` by each variable's Keras path
-    (`embeddings/word_embeddings`, `classifier/output_weights`), as `load_original_checkpoint`
-    does by the original names: the encoder must be whole; each head is loaded when the
-    checkpoint has it and left at its initial values when it has none (a pre-training
-    checkpoint under a new classifier); a head found in part is an error.
-
-    A path, not a place in the object graph: the checkpoint of a pre-training or fine-tuning
-    run gives any model its encoder, and another model's head is never taken for this one.
-    Nothing is assigned before every check.
-
-    Raises:
-        InputError: no BERT encoder in the checkpoint (a checkpoint of something else, or
-            saved under other names), one in part, or a shape other than the model's.
-    """
+def _original_tensors(prefix: str) -> Tensors:
     reader = checkpoints.checkpoint_reader(prefix)
-    keys = object_graph_keys(prefix)
     shapes = reader.get_variable_to_shape_map()
-    encoder = model if isinstance(model, BertEncoder) else model.encoder
-    heads = head_variables(model)
-    missing = [variable.path for variable in encoder.weights if variable.path not in keys]
-    if len(missing) == len(encoder.weights):
+    skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
+    model_shapes = {name: shape for name, shape in shapes.items() if name not in skipped}
+    return Tensors(prefix, model_shapes, reader.get_tensor, skipped=skipped)
+
+
+def _object_based_tensors(model: keras.Model, prefix: str) -> Tensors:
+    """A bert_tf training checkpoint, by each variable's Keras path: a path, not a place in the
+    object graph, so that any run's checkpoint gives any model its encoder."""
+    reader = checkpoints.checkpoint_reader(prefix)
+    keys, shapes = checkpoints.object_graph_keys(prefix), reader.get_variable_to_shape_map()
+    variables = model.original_variable_names()
+    table = {name: keys[v.path] for name, v in variables.items() if v.path in keys}
+    encoder = model.encoder_variable_names()
+    if not set(table) & set(encoder):
+        paths = [variable.path for variable in encoder.values()]
         raise InputError(
             f"{prefix}: a training checkpoint with no BERT encoder in it (none of "
-            f"{checkpoints.listing(missing, 2)}); expected one written by run_pretraining.py or a "
+            f"{listing(paths, 2)}); expected one written by run_pretraining.py or a "
             "fine-tuning script of bert_tf"
         )
-    if missing:
-        raise InputError(
-            f"{prefix}: {len(missing)} of the encoder's variables are not in the checkpoint: "
-            f"{checkpoints.listing(missing)}; does bert_config.json belong to this checkpoint?"
-        )
-    missing_heads = [variable.path for variable in heads if variable.path not in keys]
-    if missing_heads and len(missing_heads) < len(heads):
-        raise InputError(
-            f"{prefix}: the checkpoint has some of the model's heads but not "
-            f"{checkpoints.listing(missing_heads)}"
-        )
-    to_load = [v for v in model.weights if v.path in keys and v.path not in missing_heads]
-    _check_shapes(prefix, to_load, {v.path: shapes[keys[v.path]] for v in to_load})
-    values = [reader.get_tensor(keys[variable.path]) for variable in to_load]
-    for variable, value in zip(to_load, values, strict=True):
-        variable.assign(value.astype(variable.dtype))
-    if missing_heads:
-        logger.log(
-            logging.INFO if isinstance(model, BertTaskModel) else logging.WARNING,
-            "%s has no %s; they keep their initial values",
-            prefix,
-            checkpoints.listing(missing_heads),
-        )
-    return LoadReport(
-        loaded=[variable.path for variable in to_load],
-        missing=missing_heads,
-        unexpected=[],
-        skipped=[],
+    return Tensors(
+        prefix,
+        {name: shapes[key] for name, key in table.items()},
+        lambda n: reader.get_tensor(table[n]),
+        own_names={name: variable.path for name, variable in variables.items()},
     )
 
 
-def _check_shapes(prefix: str, variables: list, shapes: dict) -> None:
-    for variable in variables:
-        shape = list(shapes[variable.path])
-        if shape != list(variable.shape):
+def _hf_tensors(model: keras.Model, directory: str) -> Tensors:
+    weights = hf_format.HfWeights(directory)
+    table = hf_format.original_names(model, weights.shapes)
+    optional = hf_format.POOLER_NAMES  # Hugging Face's token, span and masked-LM classes lack it
+    if "BertForMaskedLM" in (hf_format.read_hf_values(directory).get("architectures") or []):
+        optional += hf_format.NEXT_SENTENCE_NAMES  # a masked LM without the NSP head
+
+    def read(original: str) -> np.ndarray:
+        name, transposed = table[original]
+        return weights.read(name).T if transposed else weights.read(name)
+
+    shapes = {
+        original: weights.shapes[name][::-1] if transposed else weights.shapes[name]
+        for original, (name, transposed) in table.items()
+    }
+    # Each name as the file has it, or, for one it lacks, as the model's class would.
+    own = {original: name for original, (name, _) in hf_format.hf_names(model).items()}
+    own.update({original: name for original, (name, _) in table.items()})
+    return Tensors(directory, shapes, read, optional, own_names=own)
+
+
+def assign(model: keras.Model, tensors: Tensors, encoder_only: bool = False) -> LoadReport:
+    """Assigns `tensors` to `model` by the one rule `load_checkpoint` describes."""
+    source, shapes, named = tensors.source, tensors.shapes, tensors.named
+    table = model.original_variable_names()
+    encoder = set(model.encoder_variable_names())
+    heads = set(table) - encoder
+    unexpected = sorted(set(shapes) - set(table))
+    _check_unexpected(tensors, unexpected, table)
+    missing = sorted(set(table) - set(shapes) - set(tensors.optional))
+    missing_encoder = [name for name in missing if name in encoder]
+    if missing_encoder:
+        raise InputError(
+            f"{source}: {len(missing_encoder)} of the encoder's variables are not in the "
+            f"checkpoint: {listing(named(missing_encoder))}; does bert_config.json belong to it?"
+        )
+    missing_heads = [name for name in missing if name in heads]
+    if missing_heads and len(missing_heads) < len(heads - set(tensors.optional)):
+        raise InputError(
+            f"{source}: the checkpoint has some of the model's heads but not "
+            f"{listing(named(missing_heads))}"
+        )
+    left_out = (set(table) - set(shapes)) | (heads if encoder_only else set())
+    to_load = {name: variable for name, variable in table.items() if name not in left_out}
+    for name, variable in to_load.items():
+        if list(shapes[name]) != list(variable.shape):
             raise InputError(
-                f"{prefix}: {variable.path} has shape {shape} in the checkpoint but the model "
-                f"built from the config needs {list(variable.shape)}; does bert_config.json "
-                "belong to this checkpoint (or were the heads built with other arguments, "
-                "such as num_labels)?"
+                f"{source}: variable {named([name])[0]} has shape {list(shapes[name])} in the "
+                f"checkpoint but the model built from the config needs {list(variable.shape)}; "
+                "does bert_config.json belong to this checkpoint (or were the heads built with "
+                "other arguments, such as num_labels)?"
             )
+    for name, variable in to_load.items():
+        variable.assign(np.asarray(tensors.read(name)).astype(variable.dtype))
+    if left_out:  # a task model's new head is the usual case; a pre-trainer's, worth a word
+        level = logging.INFO if model.head_scope is not None else logging.WARNING
+        logger.log(
+            level, "%s has no %s; they keep their initial values", source, listing(sorted(left_out))
+        )
+    if unexpected:
+        logger.info("%s: not loaded (not in the model): %s", source, listing(named(unexpected)))
+    return LoadReport(
+        list(to_load), sorted(left_out), unexpected, tensors.skipped, source,
+        head_loaded=bool(heads & set(to_load)),
+    )  # fmt: skip
+
+
+def _check_unexpected(tensors: Tensors, unexpected: list[str], table: dict) -> None:
+    """Raises `InputError` for encoder variables the model lacks: a deeper model, or another
+    network (a BERT's heads of another class are only reported)."""
+    extra = [layer for layer in _layers(unexpected) if layer >= len(_layers(table))]
+    if extra:
+        raise InputError(
+            f"{tensors.source}: has encoder layers {_span(extra)} beyond the model's "
+            f"{len(_layers(table))} (num_hidden_layers); does bert_config.json belong to this "
+            "checkpoint?"
+        )
+    foreign = [name for name in unexpected if name.startswith("bert/")]
+    if foreign:
+        raise InputError(
+            f"{tensors.source}: {listing(tensors.named(foreign))} is not a variable of the BERT "
+            "that its config describes"
+        )
+
+
+def _layers(names) -> list[int]:
+    """The encoder layers (`bert/encoder/layer_<i>/...`) that `names` hold variables of."""
+    found = (re.match(r"bert/encoder/layer_(\d+)/", name) for name in names)
+    return sorted({int(match.group(1)) for match in found if match})
+
+
+def _span(layers: list[int]) -> str:
+    return f"layer_{layers[0]}" + (f" to layer_{layers[-1]}" if len(layers) > 1 else "")

@@ -16,29 +16,25 @@ import os
 import keras
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, training_checkpoints
+from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, latest_checkpoint, training_checkpoints
+from bert_tf.checkpoints import checkpoint_prefix
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_open, atomic_write_text, read_text
-from bert_tf.hf_config import CONFIG_FILE, is_hf_directory, read_hf_config, read_hf_values
-from bert_tf.modeling.classifier import BertClassifier
-from bert_tf.modeling.multiple_choice import BertMultipleChoice
-from bert_tf.modeling.span_labeler import BertSpanLabeler
-from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.tokenization import released_model_do_lower_case, tokenizer_config_do_lower_case
+from bert_tf.hf_format import (
+    CONFIG_FILE,
+    TOKENIZER_CONFIG_FILE,
+    is_hf_directory,
+    read_hf_config,
+    read_hf_values,
+)
+from bert_tf.tokenization import checkpoint_model_name, released_model_do_lower_case
 
 logger = logging.getLogger(__name__)
 
 # The label of each output of a classifier or tagger, one a line, kept with the trained model
 # in its output_dir (NER reads it back; converters name the outputs with it).
 LABELS_FILE = "labels.txt"
-
-# What task_model.json may name (checked before Keras builds anything from the file).
-TASK_MODEL_CLASSES = {
-    cls.__name__: cls
-    for cls in (BertClassifier, BertTokenClassifier, BertSpanLabeler, BertMultipleChoice)
-}
 
 # The config files a model directory may have, in the order they are looked for: ours and
 # the original's, then Hugging Face's (the same keys for BERT; the others are kept as extras).
@@ -47,9 +43,39 @@ CONFIG_FILES = ("bert_config.json", "config.json")
 
 def model_directory(path: str | os.PathLike) -> str:
     """The directory of `path`: itself, or the folder of a checkpoint prefix given instead
-    (`.../bert_model.ckpt`, `.../ckpt-300`)."""
+    (`.../bert_model.ckpt`, `.../ckpt-300`); a kept copy's (`OUT/kept/ckpt-8000`) is its run's."""
+    directory = filesystem.folder_of(os.fspath(path)).rstrip("/") or "/"
+    if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
+        return os.path.dirname(directory)
+    return directory
+
+
+def weights_path(path: str | os.PathLike) -> str:
+    """The weights `path` means, by one rule for every kind: a checkpoint prefix (or one of its
+    files) is that checkpoint, whatever else its folder holds (`OUT/ckpt-2` is step 2); a
+    Hugging Face directory is its safetensors; a training output_dir is its latest checkpoint
+    by its state file; a released model's folder (or `pretrained/`, which run_pretraining.py
+    exports at its end) is its bert_model.ckpt.
+
+    Raises:
+        InputError: none of these, naming the path.
+    """
     path = os.fspath(path)
-    return filesystem.folder_of(path)
+    if checkpoint_prefix(path) is None and is_hf_directory(path):
+        return path
+    prefix = checkpoint_prefix(path) or (
+        latest_checkpoint(path) if filesystem.isdir(path) else None
+    )
+    if prefix is None and filesystem.isdir(path):
+        names = " or ".join(CONFIG_FILES)
+        if not any(filesystem.isfile(os.path.join(path, name)) for name in CONFIG_FILES):
+            raise InputError(f"{path}: no {names} and no checkpoint; expected a model directory")
+    if prefix is None:
+        raise InputError(
+            f"{path}: no checkpoint found (expected a model directory, or the prefix of a TF "
+            "checkpoint such as .../bert_model.ckpt, with bert_model.ckpt.index beside it)"
+        )
+    return prefix
 
 
 def read_config(path: str | os.PathLike) -> BertConfig:
@@ -132,21 +158,40 @@ def check_fine_tuned_model(output_dir: str, model) -> None:
         )
 
 
-def read_do_lower_case(path: str | os.PathLike) -> bool:
-    """Whether the model directory `path`'s vocab is lower-cased: its tokenizer_config.json's
-    `do_lower_case` (Hugging Face), else what the released model of that name was trained
-    with, else True (logged: the released English models are mostly uncased)."""
+def read_do_lower_case(path: str | os.PathLike, given: bool | None = None, flag: str = "") -> bool:
+    """Whether the model of `path` lower-cases its text, by one rule: what the model's own
+    files say (task_model.json, Hugging Face's tokenizer_config.json), else its name as the
+    original's `validate_case_matches_checkpoint` reads it (a released model's folder), else
+    `given` (a casing flag; None: ask the model), else True (logged: the released English
+    models are mostly uncased).
+
+    Raises:
+        InputError: `given` contradicts the model's files or name, naming both (and `flag`,
+            the option that gave `path`).
+    """
     directory = model_directory(path)
-    declared = tokenizer_config_do_lower_case(directory)
-    if declared is not None:
-        return declared
-    released = released_model_do_lower_case(os.path.basename(directory.rstrip("/")))
-    if released is not None:
-        return released
-    logger.info(
-        "%s: do_lower_case=True assumed (pass do_lower_case=False for a cased model)", directory
-    )
-    return True
+    description = task_model_description(directory)
+    tokenizer = os.path.join(directory, TOKENIZER_CONFIG_FILE)
+    name = checkpoint_model_name(path) or os.path.basename(directory.rstrip("/"))
+    if description is not None:
+        said, why = description["do_lower_case"], f"its {TASK_MODEL_FILE} says"
+    elif filesystem.isfile(tokenizer):
+        said = read_hf_values(directory, TOKENIZER_CONFIG_FILE).get("do_lower_case")
+        why = f"its {TOKENIZER_CONFIG_FILE} says"
+    else:
+        said = released_model_do_lower_case(name)
+        why = f"`{name}` is a {'lower-cased' if said else 'cased'} model, so"
+    if said is None:
+        if given is None:
+            logger.info("%s: do_lower_case=True assumed (pass False for a cased model)", path)
+        return True if given is None else given
+    if given is not None and bool(given) != bool(said):
+        where = f"{flag}={os.fspath(path)}" if flag else os.fspath(path)
+        raise InputError(
+            f"--do_lower_case={given} does not match {where}: {why} do_lower_case="
+            f"{bool(said)}; pass --do_lower_case={bool(said)} to use it as it was trained"
+        )
+    return bool(said)
 
 
 def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
@@ -159,16 +204,9 @@ def left_to_right_config(checkpoint: str | os.PathLike) -> str | None:
     if is_hf_directory(checkpoint):
         path = os.path.join(os.fspath(checkpoint), CONFIG_FILE)
         return path if read_hf_config(os.fspath(checkpoint)).causal_attention else None
-    checkpoint = os.fspath(checkpoint)
-    # Without a trailing "/" (normpath would make gs://b of gs://b too).
-    directory = filesystem.folder_of(checkpoint).rstrip("/") or "/"
-    candidates = [directory]
-    if os.path.basename(directory) == KEPT_CHECKPOINTS_DIR:
-        candidates.append(os.path.dirname(directory))
-    for candidate in candidates:
-        path = os.path.join(candidate, "bert_config.json")
-        if filesystem.isfile(path):
-            return path if BertConfig.from_json_file(path).causal_attention else None
+    path = os.path.join(model_directory(checkpoint), "bert_config.json")
+    if filesystem.isfile(path):
+        return path if BertConfig.from_json_file(path).causal_attention else None
     return None
 
 
@@ -194,7 +232,7 @@ TASK_MODEL_FILE = "task_model.json"
 
 
 def write_task_model_files(
-    output_dir: str, model: BertTaskModel, vocab_file: str, do_lower_case: bool, task: str = ""
+    output_dir: str, model: keras.Model, vocab_file: str, do_lower_case: bool, task: str = ""
 ) -> None:
     """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` (with the `task` fine-tuned,
     e.g. "MRPC") into `output_dir`."""
@@ -229,6 +267,8 @@ def task_model_description(directory: str) -> dict | None:
     try:
         values = json.loads(read_text(path, "a task model description (JSON)"))
         model = values["model"]
+        if not isinstance(model["class_name"], str):
+            raise TypeError(f"class_name={model['class_name']!r}, expected a class's name")
         description = {
             "class_name": model["class_name"],
             "config": dict(model["config"]),
@@ -245,29 +285,6 @@ def fine_tuned_task(directory: str) -> tuple[str, str] | None:
     ("" for a task written before tasks were recorded); None without one."""
     description = task_model_description(directory)
     return None if description is None else (description["task"], description["class_name"])
-
-
-def read_task_model(directory: str) -> tuple[BertTaskModel, bool]:
-    """The task model that `directory`'s `TASK_MODEL_FILE` describes (newly initialized) and
-    the casing it was trained with.
-
-    Raises:
-        InputError: the file is not such a description.
-    """
-    path = os.path.join(directory, TASK_MODEL_FILE)
-    description = task_model_description(directory)
-    # The class is checked before Keras builds anything the file names.
-    class_name = description.get("class_name")
-    if class_name not in TASK_MODEL_CLASSES:
-        raise InputError(
-            f"{path}: describes a {class_name!r}, not a task model (expected one of "
-            f"{', '.join(TASK_MODEL_CLASSES)})"
-        )
-    try:
-        model = TASK_MODEL_CLASSES[class_name].from_config(description["config"])
-    except (ValueError, KeyError, TypeError, InputError) as e:
-        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
-    return model, description["do_lower_case"]
 
 
 def read_labels(directory: str) -> list[str] | None:

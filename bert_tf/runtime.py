@@ -24,7 +24,7 @@ from bert_tf.checkpointing import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
-from bert_tf.loading import head_variables, load_checkpoint
+from bert_tf.loading import load_checkpoint
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
@@ -200,12 +200,10 @@ def _new_trainer(
                 num_warmup_steps,
                 settings.optimizer,
             ),
-            checkpoint_dir=_checkpoint_dir(strategy, settings.output_dir),
             gradient_accumulation_steps=settings.gradient_accumulation_steps,
             use_xla=settings.use_xla,
             loss_scaling=settings.dtype == "mixed_float16",
-            max_checkpoints_to_keep=settings.keep_checkpoint_max,
-            keep_checkpoint_every_n_steps=settings.keep_checkpoint_every_n_steps,
+            **checkpoint_settings(is_chief(strategy), settings),
         )
 
 
@@ -214,7 +212,7 @@ def _initialize(model, settings: TrainerSettings) -> None:
     must get its head there."""
     report = load_checkpoint(model, settings.init_checkpoint)
     logger.info("initializing from %s", report.source)
-    if not settings.do_train and head_variables(model) and not report.head_loaded:
+    if not settings.do_train and model.head_variables() and not report.head_loaded:
         raise InputError(
             f"--init_checkpoint={settings.init_checkpoint} has no {type(model).__name__} "
             f"head, and --output_dir={settings.output_dir} no checkpoint: without "
@@ -235,15 +233,20 @@ def quiet_logger(name: str, level: int = logging.ERROR):
         logger_.setLevel(previous)
 
 
-def _checkpoint_dir(strategy: tf.distribute.Strategy, output_dir: str) -> str:
-    """Where this worker saves: output_dir on the chief; the other workers take part in each
-    (collective) save but write to a scratch folder, removed at exit."""
-    if is_chief(strategy):
-        filesystem.makedirs(output_dir)
-        return output_dir
+def checkpoint_settings(chief: bool, settings: TrainerSettings) -> dict:
+    """Where this worker saves, and what it keeps: the chief, in output_dir, as the settings
+    say; the other workers take part in each (collective) save but write to a scratch folder
+    (removed at exit), keeping only their last checkpoint and no kept copies."""
+    if chief:
+        filesystem.makedirs(settings.output_dir)
+        return {
+            "checkpoint_dir": settings.output_dir,
+            "max_checkpoints_to_keep": settings.keep_checkpoint_max,
+            "keep_checkpoint_every_n_steps": settings.keep_checkpoint_every_n_steps,
+        }
     scratch = tempfile.mkdtemp(prefix="bert_tf_worker_")
     atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    return scratch
+    return {"checkpoint_dir": scratch, "max_checkpoints_to_keep": 1}
 
 
 def _check_batches(strategy: tf.distribute.Strategy, settings: TrainerSettings) -> None:

@@ -20,7 +20,6 @@ from __future__ import annotations
 
 import collections
 import functools
-import json
 import os
 import re
 import unicodedata
@@ -66,38 +65,26 @@ def released_model_do_lower_case(model_name: str) -> bool | None:
     return None
 
 
-def tokenizer_config_do_lower_case(directory: str | os.PathLike) -> bool | None:
-    """The `do_lower_case` of a Hugging Face directory's tokenizer_config.json (None: no such
-    file or setting)."""
-    path = os.path.join(directory, "tokenizer_config.json")
-    if not filesystem.isfile(path):
-        return None
-    with filesystem.open_file(path) as f:
-        value = json.load(f).get("do_lower_case")
-    return None if value is None else bool(value)
+def checkpoint_model_name(init_checkpoint: str | os.PathLike) -> str | None:
+    """The model name in a checkpoint path, as the original reads it (`.../NAME/bert_model.ckpt`),
+    or the name of a model folder given instead (`.../NAME`)."""
+    path = os.fspath(init_checkpoint)
+    match = _CHECKPOINT_NAME_RE.match(path)
+    if match:
+        return match.group(1)
+    name = os.path.basename(path.rstrip("/"))
+    return name if filesystem.isdir(path) else None
 
 
 def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str | None) -> None:
-    """Raise if `do_lower_case` contradicts the casing of a known released checkpoint.
-
-    Checkpoints with a name we do not recognise (or no checkpoint) are accepted silently. A
-    Hugging Face directory says its casing in tokenizer_config.json.
-    """
+    """Raise if `do_lower_case` contradicts the casing of a known released checkpoint, as the
+    original: by its name (a checkpoint in a folder of a released model's name, or that
+    folder). Other names (or no checkpoint) are accepted silently. What a model's own files say
+    of its casing: `bert_tf.model_dir.read_do_lower_case`, which asks this too."""
     if not init_checkpoint:
         return
-    if filesystem.isfile(os.path.join(init_checkpoint, "tokenizer_config.json")):
-        expected = tokenizer_config_do_lower_case(init_checkpoint)
-        if expected is not None and expected != do_lower_case:
-            raise InputError(
-                f"--do_lower_case={do_lower_case} does not match --init_checkpoint="
-                f"{init_checkpoint}: its tokenizer_config.json says do_lower_case={expected}"
-            )
-        return
-    match = _CHECKPOINT_NAME_RE.match(init_checkpoint)
-    if match is None:
-        return
-    model_name = match.group(1)
-    expected = released_model_do_lower_case(model_name)
+    model_name = checkpoint_model_name(init_checkpoint)
+    expected = released_model_do_lower_case(model_name or "")
     if expected is None or expected == do_lower_case:
         return
     case_name = "lower-cased" if expected else "cased"

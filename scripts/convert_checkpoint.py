@@ -31,10 +31,10 @@ from bert_tf.options import Options, check_options, option, options
 class ConvertCheckpointOptions(Options):
     input: str = option(None, "The model directory to convert.", required=True)
     output: str = option(None, "The new directory (absent or empty).", required=True)
-    do_lower_case: bool = option(
-        True,
-        "To Hugging Face: the casing written to tokenizer_config.json where the input does not "
-        "record it (a fine-tuned output_dir does).",
+    do_lower_case: bool | None = option(
+        None,
+        "To Hugging Face: the casing written to tokenizer_config.json (default: as the input's "
+        "files or name say, else True; a value they contradict is an error).",
     )
     vocab_file: str | None = option(
         None, "To Hugging Face: the vocabulary, where the input has no vocab.txt."

@@ -34,7 +34,11 @@ class FillMaskOptions(Options):
         None, "Sentences separated by '|', each with one or more [MASK].", required=True
     )
     top_k: int = option(5, "How many predictions to print per [MASK].", positive)
-    do_lower_case: bool = option(True, "Lower-case the text, as for uncased models.")
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the text, as for uncased models (default: as the model's files or name "
+        "say, else True).",
+    )
 
 
 MASK = "[MASK]"
@@ -117,7 +121,9 @@ def fill_mask(
     return results
 
 
-def load_model_dir(model_dir: str, do_lower_case: bool) -> tuple[BertPretrainer, FullTokenizer]:
+def load_model_dir(
+    model_dir: str, do_lower_case: bool | None
+) -> tuple[BertPretrainer, FullTokenizer]:
     """A `BertPretrainer` with its masked-LM head loaded, and its tokenizer, from any model
     directory that has the pre-training heads (`pretrained.load_model_directory`)."""
     source = load_model_directory(

@@ -9,12 +9,8 @@ import pytest
 import tensorflow as tf
 from conftest import ORACLE_FIXTURES, tiny_config_dict
 
-from bert_tf.checkpoints import (
-    load_original_checkpoint,
-    original_variable_names,
-    resolve_checkpoint_path,
-    save_original_checkpoint,
-)
+from bert_tf.checkpoints import resolve_checkpoint_path, save_original_checkpoint
+from bert_tf.loading import load_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.encoder import BertEncoder
@@ -44,26 +40,26 @@ def checkpoint_tensors(prefix) -> dict:
 
 def test_loads_original_checkpoint_names(oracle_checkpoint):
     model = BertPretrainer(oracle_config())
-    report = load_original_checkpoint(model, oracle_checkpoint)
+    report = load_checkpoint(model, oracle_checkpoint)
     expected = checkpoint_tensors(oracle_checkpoint)
     assert sorted(report.loaded) == sorted(expected)  # all 46, nothing else
     assert len(report.loaded) == 46
     assert report.missing == report.unexpected == report.skipped == []
-    table = original_variable_names(model)
+    table = model.original_variable_names()
     for name, value in expected.items():
         np.testing.assert_array_equal(table[name].numpy(), value, err_msg=name)
 
 
 def test_name_table_covers_every_model_weight_once():
     model = BertPretrainer(BertConfig(**tiny_config_dict(num_hidden_layers=3)))
-    table = original_variable_names(model)
+    table = model.original_variable_names()
     assert len(table) == len(model.weights) == 5 + 16 * 3 + 2 + 7
     assert {id(v) for v in table.values()} == {id(w) for w in model.weights}
 
 
 def test_save_writes_exactly_the_original_names(tmp_path, oracle_checkpoint):
     model = BertPretrainer(oracle_config())
-    load_original_checkpoint(model, oracle_checkpoint)
+    load_checkpoint(model, oracle_checkpoint)
     prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
     assert tf.train.list_variables(prefix) == tf.train.list_variables(oracle_checkpoint)
     assert tf.train.latest_checkpoint(str(tmp_path)) == prefix
@@ -77,7 +73,7 @@ def test_save_writes_exactly_the_original_names(tmp_path, oracle_checkpoint):
 def test_round_trip_is_bit_identical(tmp_path, oracle_checkpoint):
     original = checkpoint_tensors(oracle_checkpoint)
     model = BertPretrainer(oracle_config())
-    load_original_checkpoint(model, oracle_checkpoint)
+    load_checkpoint(model, oracle_checkpoint)
     prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
     written = checkpoint_tensors(prefix)
     assert written.keys() == original.keys()
@@ -86,14 +82,14 @@ def test_round_trip_is_bit_identical(tmp_path, oracle_checkpoint):
         assert written[name].tobytes() == original[name].tobytes(), name
 
     reloaded = BertPretrainer(oracle_config())
-    load_original_checkpoint(reloaded, prefix)
+    load_checkpoint(reloaded, prefix)
     for a, b in zip(model.weights, reloaded.weights, strict=True):
         assert a.numpy().tobytes() == b.numpy().tobytes(), a.path
 
 
 def test_encoder_alone_writes_and_reads_only_bert_names(tmp_path, oracle_checkpoint):
     encoder = BertEncoder(oracle_config())
-    report = load_original_checkpoint(encoder, oracle_checkpoint)
+    report = load_checkpoint(encoder, oracle_checkpoint)
     assert len(report.loaded) == 39
     assert report.unexpected == sorted(
         n for n in checkpoint_tensors(oracle_checkpoint) if n.startswith("cls/")
@@ -108,7 +104,7 @@ def test_checkpoint_without_heads_loads_the_encoder_and_says_so(tmp_path, caplog
     model = BertPretrainer(oracle_config())
     head_bias = model.masked_lm_head.output_bias.numpy()
     with caplog.at_level(logging.WARNING):
-        report = load_original_checkpoint(model, prefix)
+        report = load_checkpoint(model, prefix)
     assert len(report.loaded) == 39
     assert len(report.missing) == 7 and all(n.startswith("cls/") for n in report.missing)
     assert "has no cls/" in caplog.text
@@ -123,7 +119,7 @@ def test_optimizer_slots_and_global_step_are_skipped(tmp_path, oracle_checkpoint
     tensors["bert/pooler/dense/kernel/adam_v"] = np.zeros((32, 32), "float32")
     tensors["output_weights"] = np.zeros((3, 32), "float32")  # a classifier head
     prefix = write_checkpoint(tmp_path / "model.ckpt-3", tensors)
-    report = load_original_checkpoint(BertPretrainer(oracle_config()), prefix)
+    report = load_checkpoint(BertPretrainer(oracle_config()), prefix)
     assert len(report.loaded) == 46
     assert report.skipped == [
         "bert/pooler/dense/kernel/adam_m",
@@ -139,10 +135,10 @@ def test_missing_encoder_variables_are_named(tmp_path, oracle_checkpoint):
     prefix = write_checkpoint(tmp_path / "bert_model.ckpt", tensors)
     with pytest.raises(
         InputError,
-        match="1 of the model's variables are not in the checkpoint: "
+        match="1 of the encoder's variables are not in the checkpoint: "
         "bert/encoder/layer_1/output/dense/bias",
     ):
-        load_original_checkpoint(BertEncoder(oracle_config()), prefix)
+        load_checkpoint(BertEncoder(oracle_config()), prefix)
 
 
 def test_partial_heads_are_an_error(tmp_path, oracle_checkpoint):
@@ -152,7 +148,7 @@ def test_partial_heads_are_an_error(tmp_path, oracle_checkpoint):
     with pytest.raises(
         InputError, match="some of the model.s heads but not cls/predictions/output_bias"
     ):
-        load_original_checkpoint(BertPretrainer(oracle_config()), prefix)
+        load_checkpoint(BertPretrainer(oracle_config()), prefix)
 
 
 def test_a_checkpoint_with_more_layers_than_the_config_is_an_error(oracle_checkpoint):
@@ -162,7 +158,7 @@ def test_a_checkpoint_with_more_layers_than_the_config_is_an_error(oracle_checkp
     encoder = BertEncoder(config)
     before = [w.numpy() for w in encoder.weights]
     with pytest.raises(InputError) as error:
-        load_original_checkpoint(encoder, oracle_checkpoint)
+        load_checkpoint(encoder, oracle_checkpoint)
     assert str(error.value) == (
         f"{oracle_checkpoint}: has encoder layers layer_1"
         + (f" to layer_{layers - 1}" if layers > 2 else "")
@@ -175,7 +171,7 @@ def test_a_checkpoint_with_more_layers_than_the_config_is_an_error(oracle_checkp
 def test_shape_mismatch_names_the_variable_and_both_shapes(oracle_checkpoint):
     config = BertConfig.from_dict({**oracle_config().to_dict(), "intermediate_size": 48})
     with pytest.raises(InputError) as error:
-        load_original_checkpoint(BertEncoder(config), oracle_checkpoint)
+        load_checkpoint(BertEncoder(config), oracle_checkpoint)
     message = str(error.value)
     assert "bert/encoder/layer_0/intermediate/dense/kernel has shape [32, 64]" in message
     assert "needs [32, 48]" in message
@@ -200,7 +196,7 @@ def test_the_original_loading_path_reads_what_we_write(tmp_path, oracle_checkpoi
     # The original builds its graph with tf.compat.v1 variables named as in modeling.py and
     # restores them with init_from_checkpoint(ckpt, {name: name}); do exactly that.
     model = BertPretrainer(oracle_config())
-    load_original_checkpoint(model, oracle_checkpoint)
+    load_checkpoint(model, oracle_checkpoint)
     prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
     expected = checkpoint_tensors(oracle_checkpoint)
     graph = tf.Graph()
@@ -230,8 +226,6 @@ def test_an_object_based_checkpoint_without_the_encoder_is_one_error_not_a_rando
 ):
     import keras
 
-    from bert_tf.loading import load_checkpoint
-
     config = BertConfig.from_dict(tiny_config_dict())
     # A training checkpoint of another network: before, it loaded nothing, silently.
     other = keras.Sequential([keras.Input((4,)), keras.layers.Dense(3)])
@@ -246,8 +240,6 @@ def test_an_object_based_checkpoint_without_the_encoder_is_one_error_not_a_rando
 
 @pytest.mark.parametrize("model_class", ["BertEncoder", "BertClassifier", "BertPretrainer"])
 def test_an_object_based_checkpoint_is_read_by_keras_paths_whatever_its_keys(model_class, tmp_path):
-    from bert_tf.loading import load_checkpoint
-
     config = BertConfig.from_dict(tiny_config_dict())
     saved = BertEncoder(config)
     tf.train.Checkpoint(network=saved).write(str(tmp_path / "ckpt-1"))  # a user's own key
@@ -259,8 +251,6 @@ def test_an_object_based_checkpoint_is_read_by_keras_paths_whatever_its_keys(mod
 
 
 def test_an_object_based_checkpoint_with_part_of_the_encoder_names_what_is_missing(tmp_path):
-    from bert_tf.loading import load_checkpoint
-
     config = BertConfig.from_dict(tiny_config_dict())
     deeper = BertEncoder(config.replace(num_hidden_layers=1))
     tf.train.Checkpoint(encoder=deeper).write(str(tmp_path / "ckpt-1"))

@@ -13,12 +13,12 @@ import pytest
 from conftest import error_line, run_script, succeeded, tiny_config_dict
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.convert import convert_checkpoint, write_hf_directory
 from bert_tf.errors import InputError
 from bert_tf.fileio import umask
-from bert_tf.hf_checkpoints import hf_name, hf_variable_names, original_name
+from bert_tf.hf_format import hf_name, hf_names, original_names
 from bert_tf.loading import load_checkpoint
 from bert_tf.model_dir import write_task_model_files
 from bert_tf.modeling.classifier import BertClassifier
@@ -67,7 +67,7 @@ def random_model(arch: str, seed: int = 1):
 
 
 def values(model) -> dict[str, np.ndarray]:
-    return {name: v.numpy() for name, v in original_variable_names(model).items()}
+    return {name: v.numpy() for name, v in model.original_variable_names().items()}
 
 
 def write_hf(model, directory, labels=None) -> None:
@@ -83,34 +83,35 @@ def test_names_translate_both_ways():
         True,
     )
     assert hf_name("bert/embeddings/LayerNorm/gamma") == ("embeddings.LayerNorm.weight", False)
-    assert hf_name("cls/squad/output_weights") == ("qa_outputs.weight", False)
-    assert original_name("bert.encoder.layer.11.output.LayerNorm.bias") == (
-        "bert/encoder/layer_11/output/LayerNorm/beta",
+    # A head's names are its class's own.
+    assert hf_name("cls/squad/output_weights", BertSpanLabeler.hf_names) == (
+        "qa_outputs.weight",
         False,
     )
-    # Older files call LayerNorm's parameters gamma and beta.
-    assert original_name("bert.embeddings.LayerNorm.gamma") == (
-        "bert/embeddings/LayerNorm/gamma",
-        False,
-    )
-    assert original_name("cls.predictions.transform.dense.weight") == (
-        "cls/predictions/transform/dense/kernel",
-        True,
-    )
-    assert original_name("cls.predictions.decoder.weight") is None  # tied to the embeddings
-    assert original_name("bert.embeddings.position_ids") is None  # a buffer
+    files = [
+        "bert.encoder.layer.1.output.LayerNorm.bias",
+        "bert.embeddings.LayerNorm.gamma",  # older files call LayerNorm's parameters so
+        "cls.predictions.transform.dense.weight",
+        "cls.predictions.decoder.weight",  # tied to the embeddings
+        "bert.embeddings.position_ids",  # a buffer
+    ]
+    assert original_names(random_model("BertForPreTraining"), files) == {
+        "bert/encoder/layer_1/output/LayerNorm/beta": (files[0], False),
+        "bert/embeddings/LayerNorm/gamma": (files[1], False),
+        "cls/predictions/transform/dense/kernel": (files[2], True),
+    }
 
 
 @pytest.mark.parametrize("arch", MODELS)
 def test_name_table_covers_every_weight_of_every_model_once(arch):
     model = random_model(arch)
-    table = hf_variable_names(model)
+    table, variables = hf_names(model), model.original_variable_names()
     expected = {id(w) for w in model.weights}
     if arch in WITHOUT_POOLER:  # Hugging Face builds these classes without the pooler
         expected -= {id(model.encoder.pooler.kernel), id(model.encoder.pooler.bias)}
-    assert sorted(id(v) for v, _ in table.values()) == sorted(expected)
+    assert sorted(id(variables[original]) for original in table) == sorted(expected)
     prefix = "" if arch == "BertModel" else "bert."
-    assert f"{prefix}embeddings.word_embeddings.weight" in table
+    assert f"{prefix}embeddings.word_embeddings.weight" in {name for name, _ in table.values()}
 
 
 @pytest.mark.parametrize("arch", MODELS)
@@ -131,7 +132,7 @@ def test_kernels_are_transposed_and_output_weights_are_not(tmp_path):
     model = random_model("BertForPreTraining")
     write_hf(model, tmp_path / "hf")
     tensors = load_file(tmp_path / "hf" / "model.safetensors")
-    table = original_variable_names(model)
+    table = model.original_variable_names()
     kernel = table["bert/encoder/layer_0/intermediate/dense/kernel"].numpy()  # [H, I]
     np.testing.assert_array_equal(
         tensors["bert.encoder.layer.0.intermediate.dense.weight"], kernel.T
@@ -308,7 +309,7 @@ def test_config_maps_activations_and_causal_attention(tmp_path):
 
 def test_a_bilstm_head_has_no_hugging_face_class(tmp_path):
     model = BertClassifier(config(), num_labels=2, bilstm_units=8)
-    with pytest.raises(InputError, match="bilstm_units=8"):
+    with pytest.raises(InputError, match=r"BertClassifier has layers .*\(bilstm/"):
         write_hf(model, tmp_path / "hf")
 
 
@@ -363,12 +364,13 @@ def test_extract_features_takes_a_hugging_face_directory(tmp_path):
 
 
 def test_casing_is_checked_against_tokenizer_config(tmp_path):
-    from bert_tf.tokenization import validate_case_matches_checkpoint
+    from bert_tf.model_dir import read_do_lower_case
 
     write_hf(random_model("BertModel"), tmp_path / "hf")  # do_lower_case true
-    validate_case_matches_checkpoint(True, str(tmp_path / "hf"))
+    assert read_do_lower_case(str(tmp_path / "hf"), True) is True
+    assert read_do_lower_case(str(tmp_path / "hf")) is True  # asked of the model
     with pytest.raises(InputError, match="tokenizer_config.json says do_lower_case=True"):
-        validate_case_matches_checkpoint(False, str(tmp_path / "hf"))
+        read_do_lower_case(str(tmp_path / "hf"), False)
 
 
 # With transformers and torch installed (`pip install -e .[hf]`): their classes compute what ours

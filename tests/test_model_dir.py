@@ -15,10 +15,10 @@ from bert_tf.model_dir import (
     TASK_MODEL_FILE,
     check_fine_tuned_model,
     fine_tuned_config,
-    read_task_model,
     write_task_model_files,
 )
 from bert_tf.modeling import BertTokenClassifier
+from bert_tf.pretrained import load_model_directory
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
 
@@ -59,12 +59,15 @@ def test_a_config_that_differs_from_the_output_dirs_is_one_line_naming_both(tmp_
 @pytest.mark.parametrize(
     "model, message",
     [
-        ({"class_name": "Sequential", "config": {}}, "describes a 'Sequential', not a task model"),
-        ({"class_name": "BertClassifier", "config": {"num_labels": 2}}, "not a task model desc"),
+        ({"class_name": "Sequential", "config": {}}, "'Sequential', not one of bert_tf's models"),
+        ({"class_name": "BertClassifier", "config": {"num_labels": 2}}, "cannot build a BertCl"),
         ("text", "not a task model description"),
     ],
 )
 def test_a_task_model_file_is_checked_before_keras_builds_what_it_names(model, message, tmp_path):
-    (tmp_path / TASK_MODEL_FILE).write_text(json.dumps({"model": model, "do_lower_case": True}))
-    with pytest.raises(InputError, match=message):
-        read_task_model(str(tmp_path))
+    output_dir = fine_tuned_output_dir(tmp_path / "out", BertTokenClassifier(CONFIG, 5))
+    (tmp_path / "out" / TASK_MODEL_FILE).write_text(
+        json.dumps({"model": model, "do_lower_case": True})
+    )
+    with pytest.raises(InputError, match=f"{TASK_MODEL_FILE}: .*{message}"):
+        load_model_directory(output_dir)

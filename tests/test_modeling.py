@@ -7,13 +7,13 @@ import numpy as np
 import pytest
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
-from bert_tf.checkpoints import load_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.embeddings import BertEmbeddings
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import gather_indexes
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.pretraining.objectives import pretraining_loss
+from bert_tf.loading import load_checkpoint
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # The oracle README's float32 tolerance; erf and tanh GELU differ by up to 8e-4.
@@ -24,7 +24,7 @@ def run_oracle_model(hidden_act: str, oracle_inputs, oracle_checkpoint) -> dict:
     config = BertConfig.from_json_file(ORACLE_FIXTURES / "model" / "bert_config.json")
     config.hidden_act = hidden_act
     model = BertPretrainer(config)
-    load_original_checkpoint(model, oracle_checkpoint)
+    load_checkpoint(model, oracle_checkpoint)
     features = {k: oracle_inputs[k] for k in (*ENCODER_INPUTS, "masked_lm_positions")}
     outputs = model(features, training=False)
     losses = oracle_loss_names(pretraining_loss(outputs, oracle_inputs))
@@ -185,11 +185,11 @@ def test_mixed_precision_stays_close_to_float32(oracle_inputs, oracle_checkpoint
     config = BertConfig.from_json_file(ORACLE_FIXTURES / "model" / "bert_config.json")
     inputs = {k: oracle_inputs[k] for k in ENCODER_INPUTS}
     reference = BertEncoder(config)
-    load_original_checkpoint(reference, oracle_checkpoint)
+    load_checkpoint(reference, oracle_checkpoint)
     keras.config.set_dtype_policy("mixed_bfloat16")
     try:
         mixed = BertEncoder(config)
-        load_original_checkpoint(mixed, oracle_checkpoint)
+        load_checkpoint(mixed, oracle_checkpoint)
         assert mixed.embeddings.word_embeddings.dtype == "float32"  # variables stay float32
         out = mixed(inputs)["sequence_output"]
     finally:

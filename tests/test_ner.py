@@ -10,7 +10,6 @@ import numpy as np
 import pytest
 from conftest import REPO, SAMPLE_DATA, tiny_config
 
-from bert_tf.checkpoints import original_variable_names
 from bert_tf.errors import InputError
 from bert_tf.modeling.token_classifier import FEATURES, BertTokenClassifier
 from bert_tf.ner.data import (
@@ -225,8 +224,8 @@ def test_fine_tuning_logits_are_the_classifier_on_every_position():
     ).T + np.asarray(head.output_bias)
     np.testing.assert_allclose(outputs["logits"], expected, atol=1e-5)
     # The checkpoint names: the encoder's, and the head's as the classifier's.
-    names = original_variable_names(model)
-    encoder_names = original_variable_names(model.encoder)
+    names = model.original_variable_names()
+    encoder_names = model.encoder.original_variable_names()
     assert set(names) - set(encoder_names) == {"output_weights", "output_bias"}
     assert names["output_weights"] is head.output_weights
     assert names["output_bias"] is head.output_bias

@@ -9,12 +9,12 @@ import pytest
 import tensorflow as tf
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
-from bert_tf.checkpoints import load_original_checkpoint, original_variable_names
 from bert_tf.config import BertConfig
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective, pretraining_loss
 from bert_tf.training import Trainer
+from bert_tf.loading import load_checkpoint
 
 ATOL = 1e-5  # the oracle README's float32 tolerance on activations and weights
 
@@ -31,7 +31,7 @@ def batches(features: dict, repeat: int) -> tf.data.Dataset:
 
 def train_three_oracle_steps(oracle_inputs, oracle_checkpoint, **trainer_options):
     model = BertPretrainer(oracle_config())
-    load_original_checkpoint(model, oracle_checkpoint)
+    load_checkpoint(model, oracle_checkpoint)
     optimizer = create_optimizer(1e-3, num_train_steps=10, num_warmup_steps=2)
     trainer = Trainer(
         tf.distribute.get_strategy(),
@@ -58,7 +58,7 @@ def test_three_steps_reproduce_the_original_optimizer(oracle_inputs, oracle_chec
     reader = tf.train.load_checkpoint(
         str(ORACLE_FIXTURES / "model" / "after_3_steps" / "bert_model.ckpt")
     )
-    for name, variable in original_variable_names(model).items():
+    for name, variable in model.original_variable_names().items():
         np.testing.assert_allclose(
             variable.numpy(), reader.get_tensor(name), rtol=0, atol=ATOL, err_msg=name
         )
@@ -124,7 +124,7 @@ def test_weight_decay_skips_exactly_the_originals_layer_norm_and_bias_variables(
     model = BertPretrainer(BertConfig(**tiny_config_dict()))
     optimizer = AdamWeightDecay(learning_rate=1e-3)
     original = re.compile("LayerNorm|layer_norm|bias")
-    for name, variable in original_variable_names(model).items():
+    for name, variable in model.original_variable_names().items():
         assert optimizer.decays(variable) == (not original.search(name)), name
 
 

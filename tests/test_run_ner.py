@@ -13,6 +13,7 @@ import numpy as np
 import pytest
 from conftest import (
     REPO,
+    SAMPLE_DATA,
     error_line,
     fine_tuning_args,
     run_script,
@@ -20,6 +21,9 @@ from conftest import (
     trained_and_exported,
 )
 
+from bert_tf.checkpointing import TrainingCheckpoints
+from bert_tf.model_dir import write_task_model_files
+from bert_tf.modeling import BertClassifier
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
 
@@ -214,6 +218,9 @@ def write(path, text: str) -> str:
         ("dev_tag", r"valid.txt:1: tag B-CITY is not in the tag set of .*train.txt"),
         ("feature", r"--feature_based=last_layer; expected one of embeddings, "),
         ("no_labels", r"no labels.txt in --output_dir=.*: the label set is written there"),
+        # run_classifier.py's output_dir, to predict with or to train in: its task, named.
+        ("mrpc_dir", r"--output_dir=.*out: holds a BertClassifier fine-tuned on MRPC, not on C"),
+        ("mrpc_dir_train", r"--output_dir=.*out: holds a BertClassifier fine-tuned on MRPC, n"),
     ],
 )
 def test_bad_input_is_one_clear_line(setup, tmp_path, case, message):
@@ -230,6 +237,14 @@ def test_bad_input_is_one_clear_line(setup, tmp_path, case, message):
         extra.append("--feature_based=last_layer")
     elif case == "no_labels":
         extra = ["--do_eval"]
+    elif case.startswith("mrpc_dir"):
+        mrpc = BertClassifier(tiny_config(), 2)
+        write_task_model_files(
+            str(tmp_path / "out"), mrpc, str(SAMPLE_DATA / "vocab.txt"), True, "MRPC"
+        )
+        (tmp_path / "out" / "labels.txt").write_text("0\n1\n")
+        TrainingCheckpoints({"model": mrpc}, str(tmp_path / "out")).save(3)
+        extra = ["--do_eval", "--do_predict"] if case == "mrpc_dir" else extra
     data_dir = None
     for name, text in files.items():
         data_dir = write(tmp_path / "data" / name, text)

@@ -29,7 +29,7 @@ from conftest import (
     tiny_config_dict,
 )
 
-from bert_tf.checkpoints import original_variable_names, save_original_checkpoint
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
@@ -128,7 +128,7 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
 
     pretrained = output_dir / "pretrained"
     names = {name for name, _ in tf.train.list_variables(str(pretrained / "bert_model.ckpt"))}
-    assert names == set(original_variable_names(BertPretrainer(BertConfig(**CONFIG))))
+    assert names == set(BertPretrainer(BertConfig(**CONFIG)).original_variable_names())
     assert json.loads((pretrained / "bert_config.json").read_text()) == CONFIG
     assert json.loads((output_dir / "bert_config.json").read_text()) == CONFIG
     assert (pretrained / "vocab.txt").read_bytes() == (SAMPLE_DATA / "vocab.txt").read_bytes()

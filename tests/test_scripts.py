@@ -18,10 +18,11 @@ import pytest
 import tensorflow as tf
 from conftest import SAMPLE_DATA, error_line, run_script, succeeded, tiny_config_dict
 
-from bert_tf.checkpoints import load_original_checkpoint, save_original_checkpoint
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import load_vocab
+from bert_tf.loading import load_checkpoint
 
 TINY = tiny_config_dict()
 LAYER_NAMES = (
@@ -134,7 +135,7 @@ def assert_features_are_the_encoders(
 
     config = BertConfig.from_json_file(model_dir / "bert_config.json")
     encoder = BertEncoder(config)
-    load_original_checkpoint(encoder, model_dir / "bert_model.ckpt")
+    load_checkpoint(encoder, model_dir / "bert_model.ckpt")
     vocab = load_vocab(vocab_file)
     ids, masks, segments = [], [], []
     for record in records:

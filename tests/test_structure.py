@@ -36,3 +36,33 @@ def test_every_script_runs_through_the_one_option_system():
         if "cli.run" not in text or "argparse" in text or "flags.DEFINE" in text:
             found.append(str(path.relative_to(REPO)))
     assert found == []
+
+
+# The modules that read and write models: handed the model (or its class), they know no model
+# class by import, so that `from_pretrained` on a model class reaches down to them and nothing
+# reaches back up (keras-hub's `from_preset` shape).
+LOADERS = ("checkpointing", "checkpoints", "hf_format", "loading", "model_dir", "pretrained")
+
+
+def test_the_loaders_import_no_model_class():
+    found = []
+    for name in LOADERS:
+        path = REPO / "bert_tf" / f"{name}.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):  # lazy imports too
+            modules = []
+            if isinstance(node, ast.ImportFrom):
+                modules = [node.module or ""] + [f"{node.module}.{a.name}" for a in node.names]
+            elif isinstance(node, ast.Import):
+                modules = [alias.name for alias in node.names]
+            found += [f"{name}: {m}" for m in modules if m.startswith("bert_tf.modeling")]
+    assert found == []
+
+
+def test_no_loader_function_is_longer_than_sixty_lines():
+    long = []
+    for name in LOADERS + ("convert",):
+        path = REPO / "bert_tf" / f"{name}.py"
+        for node in ast.walk(ast.parse(path.read_text(), str(path))):
+            if isinstance(node, ast.FunctionDef) and node.end_lineno - node.lineno + 1 > 60:
+                long.append(f"{name}.{node.name}: {node.end_lineno - node.lineno + 1} lines")
+    assert long == []

@@ -13,11 +13,7 @@ import pytest
 import tensorflow as tf
 from conftest import UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpoints import (
-    load_original_checkpoint,
-    original_variable_names,
-    save_original_checkpoint,
-)
+from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.input_pipeline import record_dataset
@@ -33,6 +29,7 @@ from bert_tf.swag.features import (
 from bert_tf.swag.objective import MultipleChoice
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
+from bert_tf.loading import load_checkpoint
 
 # SWAG's released train.csv header: an unnamed index column first.
 SWAG_HEADER = [
@@ -242,7 +239,7 @@ def test_config_round_trips(model):
 
 
 def test_checkpoint_names_are_the_encoders_and_the_classifiers_output_weights(model, tmp_path):
-    table = original_variable_names(model)
+    table = model.original_variable_names()
     assert {id(v) for v in table.values()} == {id(w) for w in model.weights}
     heads = sorted(name for name in table if not name.startswith("bert/"))
     assert heads == ["output_bias", "output_weights"]
@@ -250,7 +247,7 @@ def test_checkpoint_names_are_the_encoders_and_the_classifiers_output_weights(mo
 
     prefix = save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
     reloaded = BertMultipleChoice(BertConfig(**tiny_config_dict()))
-    report = load_original_checkpoint(reloaded, prefix)
+    report = load_checkpoint(reloaded, prefix)
     assert report.missing == report.unexpected == []
     for a, b in zip(model.weights, reloaded.weights, strict=True):
         assert a.numpy().tobytes() == b.numpy().tobytes(), a.path
@@ -260,6 +257,6 @@ def test_a_pre_trained_encoder_loads_under_a_new_choice_vector(model, tmp_path):
     encoder = BertEncoder(BertConfig(**tiny_config_dict()))
     prefix = save_original_checkpoint(encoder, tmp_path / "bert_model.ckpt")
     fresh = BertMultipleChoice(BertConfig(**tiny_config_dict()))
-    report = load_original_checkpoint(fresh, prefix)
+    report = load_checkpoint(fresh, prefix)
     assert sorted(report.missing) == ["output_bias", "output_weights"]
     np.testing.assert_array_equal(fresh.encoder.pooler.kernel.numpy(), encoder.pooler.kernel)

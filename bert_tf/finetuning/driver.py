@@ -32,7 +32,7 @@ import random
 import numpy as np
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import training_checkpoints
+from bert_tf.checkpointing import check_checkpoint_folder, training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
@@ -46,6 +46,7 @@ from bert_tf.model_dir import (
     check_fine_tuned_model,
     fine_tuned_config,
     fine_tuned_task,
+    read_do_lower_case,
     write_task_model_files,
 )
 from bert_tf.modeling.task_model import BertTaskModel
@@ -53,11 +54,7 @@ from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
 from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
 from bert_tf.tfrecord import write_records
-from bert_tf.tokenization import (
-    FullTokenizer,
-    require_tokens,
-    validate_case_matches_checkpoint,
-)
+from bert_tf.tokenization import FullTokenizer, require_tokens
 from bert_tf.training import Trainer
 
 logger = logging.getLogger(__name__)
@@ -86,6 +83,9 @@ def run_task(task: Task) -> dict:
     options = task.options
     check_options(options)
     check_writable_folder(options.output_dir, "--output_dir")
+    check_checkpoint_folder(options.output_dir, "--output_dir")
+    # Before anything is read from output_dir (NER's labels.txt, say): whose model it holds.
+    _check_output_dir_task(options.output_dir, task.name)
     if options.export_dir:
         from bert_tf.serving import check_export_dir  # TensorFlow Text only when exporting
 
@@ -111,7 +111,6 @@ def run_task(task: Task) -> dict:
     )  # fmt: skip
 
     strategy = options.make_strategy()  # the first TensorFlow work
-    _check_output_dir_task(options.output_dir, task.name)
     settings = options.trainer_settings()
     trainer = build_trainer(strategy, task.objective(config), config, steps, warmup, settings)
     check_fine_tuned_model(options.output_dir, trainer.model)
@@ -245,7 +244,8 @@ def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokeni
     (casing against the checkpoint's name, max_seq_length against the positions); a
     checkpoint pre-trained left to right keeps its causal attention, and a rerun in an
     output_dir that holds a checkpoint takes the config it was fine-tuned with."""
-    validate_case_matches_checkpoint(options.do_lower_case, options.init_checkpoint)
+    if options.init_checkpoint:  # the flag against what the model's files and name say
+        read_do_lower_case(options.init_checkpoint, options.do_lower_case, "--init_checkpoint")
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)

@@ -9,7 +9,12 @@ from bert_tf.config import BertConfig
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel, encoder_graph
+from bert_tf.modeling.task_model import (
+    CLASSIFIER_DROPOUT,
+    CLASSIFIER_HF_NAMES,
+    BertTaskModel,
+    encoder_graph,
+)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")
@@ -28,6 +33,10 @@ class BertClassifier(BertTaskModel):
             instead of the pooled output. None: the original's classifier.
         encoder: an existing `BertEncoder` to put the classifier on (weights shared).
     """
+
+    hf_architecture = "BertForSequenceClassification"
+    hf_names = CLASSIFIER_HF_NAMES
+    original_head = "output_weights"  # the original's run_classifier
 
     def __init__(
         self,
@@ -51,3 +60,7 @@ class BertClassifier(BertTaskModel):
         )(summary)
         settings = {"num_labels": num_labels, "bilstm_units": bilstm_units}
         super().__init__(config, encoder, inputs, outputs, settings, **kwargs)
+
+    @classmethod
+    def head_arguments(cls, output_weights_shape: list[int]) -> dict:
+        return {"num_labels": output_weights_shape[0]}  # [num_labels, H]

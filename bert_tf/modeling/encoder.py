@@ -39,6 +39,13 @@ class BertEncoder(ConfigModel):
         TensorShape([2, 8, 32])
     """
 
+    hf_architecture = "BertModel"
+    hf_names = {
+        "bert/embeddings/word_embeddings": "embeddings.word_embeddings.weight",
+        "bert/embeddings/token_type_embeddings": "embeddings.token_type_embeddings.weight",
+        "bert/embeddings/position_embeddings": "embeddings.position_embeddings.weight",
+    }
+
     def __init__(self, config: BertConfig, **kwargs) -> None:
         inputs = {
             name: keras.Input(shape=(None,), dtype="int32", name=name)
@@ -86,6 +93,45 @@ class BertEncoder(ConfigModel):
             },
             **kwargs,
         )
+
+    def head_variables(self) -> list[keras.Variable]:
+        return []
+
+    def encoder_variable_names(self) -> dict[str, keras.Variable]:
+        return self.original_variable_names()
+
+    def original_variable_names(self) -> dict[str, keras.Variable]:
+        """The `bert/` variables by the original's names. Our layers keep the original's
+        layouts (Dense kernels [in, out]), so no value is transposed on the way in or out."""
+        emb = self.embeddings
+        names = {
+            "bert/embeddings/word_embeddings": emb.word_embeddings,
+            "bert/embeddings/token_type_embeddings": emb.token_type_embeddings,
+            "bert/embeddings/position_embeddings": emb.position_embeddings,
+            "bert/embeddings/LayerNorm/gamma": emb.layer_norm.gamma,
+            "bert/embeddings/LayerNorm/beta": emb.layer_norm.beta,
+        }
+        for i, layer in enumerate(self.transformer_layers):
+            scope = f"bert/encoder/layer_{i}"
+            for dense, tf1_name in (
+                (layer.attention_self.query, "attention/self/query"),
+                (layer.attention_self.key, "attention/self/key"),
+                (layer.attention_self.value, "attention/self/value"),
+                (layer.attention_output, "attention/output/dense"),
+                (layer.intermediate, "intermediate/dense"),
+                (layer.output_dense, "output/dense"),
+            ):
+                names[f"{scope}/{tf1_name}/kernel"] = dense.kernel
+                names[f"{scope}/{tf1_name}/bias"] = dense.bias
+            for norm, tf1_name in (
+                (layer.attention_layer_norm, "attention/output/LayerNorm"),
+                (layer.output_layer_norm, "output/LayerNorm"),
+            ):
+                names[f"{scope}/{tf1_name}/gamma"] = norm.gamma
+                names[f"{scope}/{tf1_name}/beta"] = norm.beta
+        names["bert/pooler/dense/kernel"] = self.pooler.kernel
+        names["bert/pooler/dense/bias"] = self.pooler.bias
+        return names
 
     @property
     def embeddings(self) -> BertEmbeddings:

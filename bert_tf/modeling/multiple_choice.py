@@ -13,7 +13,7 @@ from keras import ops
 from bert_tf.config import BertConfig
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, CLASSIFIER_HF_NAMES, BertTaskModel
 
 INPUT_NAMES = ("input_ids", "input_mask", "segment_ids")
 
@@ -56,6 +56,9 @@ class BertMultipleChoice(BertTaskModel):
         >>> model({"input_ids": ids, "input_mask": ids, "segment_ids": 0 * ids})["logits"].shape
         TensorShape([2, 4])
     """
+
+    hf_architecture = "BertForMultipleChoice"
+    hf_names = CLASSIFIER_HF_NAMES
 
     def __init__(
         self,

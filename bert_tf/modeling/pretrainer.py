@@ -27,6 +27,15 @@ class BertPretrainer(ConfigModel):
             by default a new one is built from `config`.
     """
 
+    hf_architecture = "BertForPreTraining"
+    hf_names = {
+        **BertEncoder.hf_names,
+        "cls/predictions/output_bias": "cls.predictions.bias",
+        "cls/seq_relationship/output_weights": "cls.seq_relationship.weight",
+        "cls/seq_relationship/output_bias": "cls.seq_relationship.bias",
+    }
+    original_head = "cls/seq_relationship/output_weights"
+
     def __init__(self, config: BertConfig, encoder: BertEncoder | None = None, **kwargs) -> None:
         encoder = encoder or BertEncoder(config)
         inputs = dict(encoder.input)
@@ -45,6 +54,20 @@ class BertPretrainer(ConfigModel):
         )(outputs["pooled_output"])
         super().__init__(config, inputs, outputs, **kwargs)
         self.encoder = encoder
+
+    def original_variable_names(self) -> dict[str, keras.Variable]:
+        mlm, nsp = self.masked_lm_head, self.next_sentence_head
+        # The MLM decoder is bert/embeddings/word_embeddings itself (tied): no entry here.
+        return {
+            **self.encoder_variable_names(),
+            "cls/predictions/transform/dense/kernel": mlm.transform.kernel,
+            "cls/predictions/transform/dense/bias": mlm.transform.bias,
+            "cls/predictions/transform/LayerNorm/gamma": mlm.layer_norm.gamma,
+            "cls/predictions/transform/LayerNorm/beta": mlm.layer_norm.beta,
+            "cls/predictions/output_bias": mlm.output_bias,
+            "cls/seq_relationship/output_weights": nsp.output_weights,
+            "cls/seq_relationship/output_bias": nsp.output_bias,
+        }
 
     @property
     def masked_lm_head(self) -> MaskedLMHead:

@@ -32,6 +32,16 @@ class BertSpanLabeler(BertTaskModel):
         encoder: an existing `BertEncoder` to put the head on (weights shared).
     """
 
+    head_scope = "cls/squad/"  # run_squad's
+    hf_architecture = "BertForQuestionAnswering"
+    hf_names = {
+        **BertEncoder.hf_names,
+        "cls/squad/output_weights": "qa_outputs.weight",
+        "cls/squad/output_bias": "qa_outputs.bias",
+    }
+    hf_pooler = False
+    original_head = "cls/squad/output_weights"
+
     def __init__(
         self,
         config: BertConfig,

@@ -19,7 +19,7 @@ from bert_tf.errors import InputError
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
-from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, BertTaskModel
+from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, CLASSIFIER_HF_NAMES, BertTaskModel
 
 # The rows of Table 7's feature-based half, by flag value.
 FEATURES = (
@@ -104,6 +104,10 @@ class BertTokenClassifier(BertTaskModel):
         encoder: an existing `BertEncoder` to build on (weights shared).
     """
 
+    hf_architecture = "BertForTokenClassification"
+    hf_names = CLASSIFIER_HF_NAMES
+    hf_pooler = False
+
     def __init__(
         self,
         config: BertConfig,
@@ -137,3 +141,7 @@ class BertTokenClassifier(BertTaskModel):
             "lstm_units": lstm_units,
         }
         super().__init__(config, encoder, inputs, outputs, settings, **kwargs)
+
+    @classmethod
+    def head_arguments(cls, output_weights_shape: list[int]) -> dict:
+        return {"num_labels": output_weights_shape[0]}  # [num_labels, H]

@@ -19,12 +19,13 @@ import os
 import tensorflow as tf
 
 from bert_tf import filesystem
+from bert_tf.checkpointing import check_checkpoint_folder
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import input_seed, is_chief, num_workers
 from bert_tf.errors import InputError
 from bert_tf.evaluation import evaluate
-from bert_tf.fileio import check_writable_folder
+from bert_tf.fileio import check_writable_folder, staging_folder
 from bert_tf.options import (
     check_options,
     non_negative,
@@ -125,6 +126,7 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     """
     check_options(options)
     check_writable_folder(options.output_dir, "--output_dir")
+    check_checkpoint_folder(options.output_dir, "--output_dir")
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     input_files = expand_input_files(options.input_file)
@@ -150,8 +152,10 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     )
     if is_chief(strategy):
         # Beside the training checkpoints: what fine-tuning from a `ckpt-N` needs to know
-        # (an LTR model's attention is causal).
+        # (an LTR model's attention is causal), and its vocab: output_dir is a model directory.
         trainer.model.config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
+        if options.vocab_file:
+            filesystem.copy(options.vocab_file, os.path.join(options.output_dir, "vocab.txt"))
     if options.do_train:
         _log_training(options, strategy.num_replicas_in_sync)
         seen = trainer.global_step * options.train_batch_size if options.resume_input else 0
@@ -217,11 +221,17 @@ def _dataset(
 def export_pretrained(model, output_dir: str, vocab_file: str | None = None) -> str:
     """Writes `output_dir/pretrained/`: bert_model.ckpt (original names), bert_config.json
     (with causal_attention for a left-to-right model) and vocab.txt, as Google's released
-    models are laid out."""
+    models are laid out. Staged beside it and moved into place whole (the config last), on a
+    local disk as in a bucket: a folder cut short never looks like a model."""
     directory = os.path.join(output_dir, "pretrained")
-    prefix = save_original_checkpoint(model, os.path.join(directory, "bert_model.ckpt"))
-    model.config.to_json_file(os.path.join(directory, "bert_config.json"))
-    if vocab_file:
-        filesystem.copy(vocab_file, os.path.join(directory, "vocab.txt"))
+    with staging_folder(directory) as staging:
+        save_original_checkpoint(model, os.path.join(staging, "bert_model.ckpt"))
+        model.config.to_json_file(os.path.join(staging, "bert_config.json"))
+        if vocab_file:
+            filesystem.copy(vocab_file, os.path.join(staging, "vocab.txt"))
+        if filesystem.isdir(directory):  # an earlier export, of fewer steps
+            filesystem.rmtree(directory)
+        filesystem.rename(staging, directory, last=("bert_model.ckpt.index", "bert_config.json"))
+    prefix = os.path.join(directory, "bert_model.ckpt")
     logger.info("the pre-trained model in the original format: %s", prefix)
     return prefix

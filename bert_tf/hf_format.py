@@ -1,0 +1,347 @@
+"""Hugging Face's BERT files (config.json, tokenizer_config.json, model.safetensors), read into
+ours and written from them.
+
+The config's keys that describe the network are the original's; the others describe the
+library, and are dropped on the way in. The weights' names follow from the original's TF1
+names (`model.original_variable_names()`) by one rule, `hf_name`, but for the few each model
+class lists in its `hf_names` (the embedding tables, the heads):
+
+    bert/encoder/layer_3/attention/self/query/kernel <-> encoder.layer.3.attention.self.query.weight
+    bert/embeddings/LayerNorm/gamma <-> embeddings.LayerNorm.weight (in older files .gamma)
+
+The encoder's names carry a `bert.` prefix in every class but `BertModel`. A Dense `kernel` is
+[in, out] and a torch Linear `weight` [out, in], so kernels are transposed. Weights are read and
+written with `safetensors.numpy` only: no torch, no pickle.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+from collections.abc import Mapping
+
+import keras
+import numpy as np
+import safetensors.numpy
+from safetensors import SafetensorError, safe_open
+
+from bert_tf import filesystem
+from bert_tf.config import KNOWN_KEYS, BertConfig
+from bert_tf.errors import InputError
+from bert_tf.fileio import atomic_open, read_text
+
+CONFIG_FILE = "config.json"
+TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
+WEIGHTS_FILE = "model.safetensors"
+WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
+POOLER_NAMES = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
+NEXT_SENTENCE_NAMES = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
+# hidden_act: Hugging Face's name -> ours ("gelu" is the exact erf form in both).
+_HIDDEN_ACTS = {
+    "gelu": "gelu",
+    "gelu_new": "gelu_tanh",
+    "gelu_pytorch_tanh": "gelu_tanh",
+    "relu": "relu",
+    "tanh": "tanh",
+}
+LAYER_NORM_EPSILON = 1e-12
+# A Dense or LayerNorm variable, by its last name part: original -> Hugging Face.
+_PARAMETERS = {"kernel": "weight", "bias": "bias", "gamma": "weight", "beta": "bias"}
+# Files that are not weights: the position-id buffer older versions saved, and the masked-LM
+# decoder (tied to the word embeddings; its bias is cls.predictions.bias).
+_NOT_WEIGHTS = re.compile(r"(^|\.)embeddings\.position_ids$|^cls\.predictions\.decoder\.")
+_ENCODER_SCOPES = ("embeddings.", "encoder.", "pooler.")
+
+
+# The config. ---------------------------------------------------------------------------------
+
+
+def bert_config_from_hf(values: Mapping, source: str) -> BertConfig:
+    """Our `BertConfig` of a Hugging Face config.json (`is_decoder` is `causal_attention`).
+
+    Raises:
+        InputError: a BERT our layers do not compute (another model_type, relative positions,
+            another LayerNorm epsilon or activation), naming the key and its value.
+    """
+    checks = {
+        "model_type": ("bert",),
+        "position_embedding_type": ("absolute",),
+        "layer_norm_eps": (LAYER_NORM_EPSILON,),
+        "hidden_act": tuple(_HIDDEN_ACTS),
+        "add_cross_attention": (False,),
+    }
+    for key, expected in checks.items():
+        if key in values and values[key] not in expected:
+            raise InputError(
+                f"{source}: {key}={values[key]!r}, expected {' or '.join(map(repr, expected))}"
+            )
+    known = {key: values[key] for key in KNOWN_KEYS if key in values}
+    known["hidden_act"] = _HIDDEN_ACTS[values.get("hidden_act", "gelu")]
+    if values.get("is_decoder"):
+        known["causal_attention"] = True
+    return BertConfig.from_dict(known, source=source)
+
+
+def hf_config(
+    config: BertConfig, arch: str, labels: list[str] | None = None, regression: bool = False
+) -> dict:
+    """Hugging Face's config.json of `config` for the class `arch`, with `labels` as
+    id2label/label2id (a classifier's or tagger's outputs)."""
+    values = {"architectures": [arch], "model_type": "bert"}
+    values.update({key: getattr(config, key) for key in KNOWN_KEYS})
+    values["hidden_act"] = {"gelu_tanh": "gelu_new"}.get(config.hidden_act, config.hidden_act)
+    values.update(
+        layer_norm_eps=LAYER_NORM_EPSILON,
+        position_embedding_type="absolute",
+        pad_token_id=0,
+        is_decoder=config.causal_attention,
+    )
+    if labels:
+        values["id2label"] = {str(i): label for i, label in enumerate(labels)}
+        values["label2id"] = {label: i for i, label in enumerate(labels)}
+    if regression:
+        values.update(num_labels=1, problem_type="regression")
+    return values
+
+
+def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
+    return {
+        "tokenizer_class": "BertTokenizer",
+        "do_lower_case": do_lower_case,
+        "model_max_length": config.max_position_embeddings,
+    }
+
+
+def is_hf_directory(path: str | os.PathLike) -> bool:
+    """A directory with Hugging Face's config.json (and no original bert_config.json)."""
+    path = os.fspath(path)
+    return filesystem.isfile(os.path.join(path, CONFIG_FILE)) and not filesystem.isfile(
+        os.path.join(path, "bert_config.json")
+    )
+
+
+def read_hf_values(directory: str, name: str = CONFIG_FILE) -> dict:
+    """`directory`'s config.json (or tokenizer_config.json) as it is, Hugging Face's keys.
+
+    Raises:
+        InputError: not a JSON object.
+    """
+    path = os.path.join(directory, name)
+    try:
+        values = json.loads(read_text(path, f"a Hugging Face {name} (JSON)"))
+    except json.JSONDecodeError as e:
+        raise InputError(f"{path}: not valid JSON ({e})") from None
+    if not isinstance(values, dict):
+        raise InputError(f"{path}: expected a JSON object")
+    return values
+
+
+def read_hf_config(directory: str) -> BertConfig:
+    """Our `BertConfig` of `directory`'s config.json (see `bert_config_from_hf`)."""
+    return bert_config_from_hf(read_hf_values(directory), os.path.join(directory, CONFIG_FILE))
+
+
+# The names. ----------------------------------------------------------------------------------
+
+
+def hf_name(original: str, special: Mapping[str, str] = {}) -> tuple[str, bool]:  # noqa: B006
+    """The Hugging Face name of an original variable (without the `bert.` prefix) and whether
+    its value is transposed (a Dense kernel); `special`: a model's `hf_names`."""
+    if original in special:
+        return special[original], False
+    scope, parameter = original.rsplit("/", 1)
+    scope = re.sub(r"/layer_(\d+)/", r"/layer.\1/", scope).removeprefix("bert/")
+    return f"{scope.replace('/', '.')}.{_PARAMETERS[parameter]}", parameter == "kernel"
+
+
+def hf_names(model: keras.Model) -> dict[str, tuple[str, bool]]:
+    """original name -> (Hugging Face name, transposed?) for each of `model`'s variables, in
+    its Hugging Face class (`model.hf_architecture`; no pooler where that class has none)."""
+    special = model.hf_names
+    bert = "" if model.hf_architecture == "BertModel" else "bert."
+    table = {}
+    for original in model.original_variable_names():
+        if original in POOLER_NAMES and not model.hf_pooler:
+            continue
+        name, transposed = hf_name(original, special)
+        table[original] = ((bert if name.startswith(_ENCODER_SCOPES) else "") + name, transposed)
+    return table
+
+
+def original_names(model: keras.Model, names) -> dict[str, tuple[str, bool]]:
+    """original name -> (Hugging Face name, transposed?) for the weights `names` of a Hugging
+    Face file, as `model` names them; buffers and the tied decoder left out, and a name that is
+    not one of `model`'s mapped to itself."""
+    special = {hf: original for original, hf in model.hf_names.items()}
+    table = {}
+    for name in sorted(names):
+        short = name.removeprefix("bert.")
+        if _NOT_WEIGHTS.search(short):
+            continue
+        if short in special:
+            table[special[short]] = (name, False)
+            continue
+        scope, _, parameter = short.rpartition(".")
+        if scope.endswith("LayerNorm"):
+            parameter = {"weight": "gamma", "bias": "beta"}.get(parameter, parameter)
+        elif parameter == "weight":
+            parameter = "kernel"
+        scope = re.sub(r"\.layer\.(\d+)\.", r".layer_\1.", scope).replace(".", "/")
+        scope = "bert/" + scope if short.startswith(_ENCODER_SCOPES) else scope
+        table[f"{scope}/{parameter}"] = (name, parameter == "kernel")
+    # Files that keep only the decoder's copy of the masked-LM bias.
+    decoder_bias = next((n for n in names if n.endswith("predictions.decoder.bias")), None)
+    if decoder_bias and "cls/predictions/output_bias" not in table:
+        table["cls/predictions/output_bias"] = (decoder_bias, False)
+    return table
+
+
+# The weights. --------------------------------------------------------------------------------
+
+
+def _inside(directory: str, name: str, listed_in: str) -> str:
+    """`name`, a file listed in `listed_in`, as a path inside `directory`: a name that leads out
+    of it (`../`, an absolute path, a link) is refused, not read."""
+    if filesystem.is_url(directory):  # no links there: only the name can lead out
+        parts = name.split("/")
+        inside = not name.startswith("/") and ".." not in parts and "://" not in name
+        path = os.path.join(directory, name)
+    else:
+        root = os.path.realpath(directory)
+        path = os.path.realpath(os.path.join(directory, name))
+        inside = (path + "/").startswith(root + "/")
+    if not inside:
+        raise InputError(
+            f"{listed_in}: lists {name!r}, outside {directory}; expected the name of a file in "
+            "the model's folder"
+        )
+    return path
+
+
+def weight_files(directory: str) -> list[str]:
+    """model.safetensors, or the shards that model.safetensors.index.json lists.
+
+    Raises:
+        InputError: none (a pytorch_model.bin is refused: reading it needs torch and pickle).
+    """
+    index = os.path.join(directory, WEIGHTS_INDEX_FILE)
+    if filesystem.isfile(os.path.join(directory, WEIGHTS_FILE)):
+        return [os.path.join(directory, WEIGHTS_FILE)]
+    if filesystem.isfile(index):
+        weight_map = json.loads(read_text(index, "a safetensors index (JSON)")).get("weight_map")
+        return [
+            _inside(directory, name, index) for name in sorted(set((weight_map or {}).values()))
+        ]
+    files = sorted(filesystem.glob(os.path.join(filesystem.escape(directory), "*.safetensors")))
+    if files:
+        return files
+    pickled = [
+        n
+        for n in ("pytorch_model.bin", "tf_model.h5")
+        if filesystem.isfile(os.path.join(directory, n))
+    ]
+    raise InputError(
+        f"{directory}: {f'only {pickled[0]}' if pickled else 'no model.safetensors'}; bert_tf "
+        "reads Hugging Face weights from safetensors only: save them with transformers' "
+        "save_pretrained(..., safe_serialization=True), or use the Hub's 'Convert to safetensors'"
+    )
+
+
+class HfWeights:
+    """The weights of a Hugging Face directory by name (`shapes`, `read`). A local file is
+    mapped, a URL's read once and kept: never downloaded again per tensor."""
+
+    def __init__(self, directory: str) -> None:
+        self.directory = directory
+        self.file_of: dict[str, str] = {}
+        self.shapes: dict[str, list[int]] = {}
+        self._downloaded: dict[str, dict[str, np.ndarray]] = {}
+        for path in weight_files(directory):
+            with self._open(path) as f:
+                for name in f.keys():
+                    self.file_of[name] = path
+                    self.shapes[name] = list(f.get_slice(name).get_shape())
+
+    def _open(self, path: str):
+        if not filesystem.isfile(path):
+            raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
+        try:
+            if not filesystem.is_url(path):
+                return safe_open(path, framework="np")
+            if path not in self._downloaded:
+                with filesystem.open_file(path, "rb") as f:
+                    self._downloaded[path] = safetensors.numpy.load(f.read())
+            return _InMemory(self._downloaded[path])
+        except (SafetensorError, OSError) as e:
+            raise InputError(f"{path}: not a readable safetensors file ({e})") from None
+
+    def read(self, name: str) -> np.ndarray:
+        with self._open(self.file_of[name]) as f:
+            try:
+                return f.get_tensor(name)
+            except (SafetensorError, TypeError, ValueError) as e:  # bfloat16: no numpy dtype
+                raise InputError(
+                    f"{self.file_of[name]}: {name} cannot be read as a numpy array ({e}); "
+                    "save the model in float32 or float16"
+                ) from None
+
+
+class _InMemory:
+    """A safetensors file read whole, with the part of `safe_open`'s interface used here."""
+
+    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
+        self.tensors = tensors
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        pass
+
+    def keys(self) -> list[str]:
+        return list(self.tensors)
+
+    def get_slice(self, name: str):
+        return _Shaped(self.tensors[name].shape)
+
+    def get_tensor(self, name: str) -> np.ndarray:
+        return self.tensors[name]
+
+
+class _Shaped:
+    def __init__(self, shape) -> None:
+        self.shape = shape
+
+    def get_shape(self) -> list[int]:
+        return list(self.shape)
+
+
+def architecture(model: keras.Model) -> str:
+    """The Hugging Face class of `model`.
+
+    Raises:
+        InputError: a model with layers Hugging Face's BERT classes have no place for (a
+            BiLSTM head, a feature-based tagger): weights outside the name table.
+    """
+    named = {id(variable) for variable in model.original_variable_names().values()}
+    extra = [variable.path for variable in model.weights if id(variable) not in named]
+    if extra or model.hf_architecture is None:
+        raise InputError(
+            f"{type(model).__name__} has layers that Hugging Face's BERT classes do not have "
+            f"({', '.join(extra[:2]) or 'its head'}); only the original heads convert"
+        )
+    return model.hf_architecture
+
+
+def save_hf_weights(model: keras.Model, path: str) -> None:
+    """Writes `model`'s weights in Hugging Face's names as one safetensors file."""
+    architecture(model)
+    variables = model.original_variable_names()
+    tensors = {}
+    for original, (name, transposed) in hf_names(model).items():
+        value = keras.ops.convert_to_numpy(variables[original])
+        tensors[name] = np.ascontiguousarray(value.T if transposed else value)
+    # transformers loads only files whose metadata says which framework wrote them.
+    with atomic_open(path, "wb") as f:
+        f.write(safetensors.numpy.save(tensors, metadata={"format": "pt"}))
