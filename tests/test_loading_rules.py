@@ -119,3 +119,100 @@ def test_a_task_model_file_naming_an_unknown_class_is_one_line(tmp_path, class_n
         load_model_directory(str(folder))
     with pytest.raises(InputError, match=expected):  # the class asked for, its arguments not
         BertClassifier.from_pretrained(str(folder))
+
+
+# Files: kept copies, re-saves, workers, exports and shards, on a local disk as on a URL. ------
+
+
+def test_a_kept_copy_cut_short_never_looks_whole(tmp_path, monkeypatch):
+    from bert_tf import filesystem
+
+    saver = TrainingCheckpoints({"model": BertClassifier(CONFIG, 2)}, str(tmp_path), 5, 2)
+    real_copy = filesystem.copy
+
+    def copy_cut_short(source: str, target: str) -> None:
+        if source.endswith(".index"):  # half the index written, then the disk fills
+            with open(source, "rb") as f, open(target, "wb") as out:
+                out.write(f.read()[:10])
+            raise OSError(28, "No space left on device")
+        real_copy(source, target)
+
+    monkeypatch.setattr(filesystem, "copy", copy_cut_short)
+    with pytest.raises(InputError, match=r"kept: cannot keep a copy of .*ckpt-2"):
+        saver.save(2)
+    assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == []
+    assert (tmp_path / "ckpt-2.index").exists()  # the checkpoint itself is saved
+
+
+def test_a_step_saved_again_keeps_its_good_checkpoint(tmp_path, monkeypatch):
+    saver = TrainingCheckpoints({"model": BertClassifier(CONFIG, 2)}, str(tmp_path))
+    saved = saver.save(5)
+
+    def refused(**kwargs):
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(saver.manager, "save", refused)
+    assert saver.save(5) == saved  # no progress since: nothing to write, nothing to lose
+    assert (tmp_path / "ckpt-5.index").exists()
+
+
+def test_workers_other_than_the_chief_keep_no_copies(tmp_path):
+    from bert_tf.runtime import TrainerSettings, checkpoint_settings
+
+    settings = TrainerSettings(
+        output_dir=str(tmp_path / "out"), learning_rate=1e-4, batch_sizes={},
+        keep_checkpoint_every_n_steps=2,
+    )  # fmt: skip
+    worker = checkpoint_settings(False, settings)
+    assert worker.get("keep_checkpoint_every_n_steps") is None
+    assert worker["max_checkpoints_to_keep"] == 1
+    assert not worker["checkpoint_dir"].startswith(str(tmp_path))
+    chief = checkpoint_settings(True, settings)
+    assert chief["checkpoint_dir"] == str(tmp_path / "out")
+    assert chief["keep_checkpoint_every_n_steps"] == 2
+
+
+def test_a_failed_export_leaves_the_earlier_pretrained_model_whole(tmp_path, monkeypatch):
+    from bert_tf import filesystem
+    from bert_tf.pretraining.run import export_pretrained
+
+    model = BertPretrainer(CONFIG)
+    export_pretrained(model, str(tmp_path), str(UNCASED_VOCAB))
+    before = {p.name: p.read_bytes() for p in (tmp_path / "pretrained").iterdir()}
+    shifted(model, 1.0)
+
+    def refused(source: str, target: str) -> None:
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(filesystem, "copy", refused)  # the vocab, after the checkpoint
+    with pytest.raises(OSError):
+        export_pretrained(model, str(tmp_path), str(UNCASED_VOCAB))
+    after = {p.name: p.read_bytes() for p in (tmp_path / "pretrained").iterdir()}
+    assert after == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["pretrained"]
+
+
+def test_a_hugging_face_file_at_a_url_is_read_once(tmp_path, monkeypatch):
+    import uuid
+
+    import tensorflow as tf
+
+    from bert_tf import filesystem
+    from bert_tf.convert import write_hf_directory
+    from bert_tf.loading import load_checkpoint
+    from bert_tf.pretrained import ModelDirectory
+
+    url = f"ram://loading_{uuid.uuid4().hex}/hf"
+    model = BertClassifier(CONFIG, 2)
+    tf.io.gfile.makedirs(url)
+    write_hf_directory(ModelDirectory(model, str(UNCASED_VOCAB), True), url)
+    opened = []
+    real_open = filesystem.open_file
+
+    def counting_open(path, *args, **kwargs):
+        opened.append(str(path))
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(filesystem, "open_file", counting_open)
+    load_checkpoint(BertClassifier(CONFIG, 2), url)
+    assert [p for p in opened if p.endswith(".safetensors")] == [f"{url}/model.safetensors"]
