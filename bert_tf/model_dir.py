@@ -16,7 +16,7 @@ import os
 import keras
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, latest_checkpoint, training_checkpoints
+from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, latest_checkpoint
 from bert_tf.checkpoints import checkpoint_prefix
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
@@ -97,65 +97,6 @@ def read_config(path: str | os.PathLike) -> BertConfig:
     if name == "config.json":  # Hugging Face's names and activations, mapped to ours
         return read_hf_config(directory)
     return BertConfig.from_json_file(config_file)
-
-
-def fine_tuned_config(config: BertConfig, config_file: str, output_dir: str) -> BertConfig:
-    """The config to resume or predict from the fine-tuning `output_dir` with: its own
-    bert_config.json once it holds a checkpoint (else `config`, read from `config_file`).
-
-    A model's attention direction belongs to its weights: `config_file` may be the shape
-    alone (a left-to-right model stays causal); any other key it sets differently is an error,
-    since the checkpoint was trained with the output_dir's.
-
-    Raises:
-        InputError: `config` disagrees with the output_dir's config, naming the key and both
-            values.
-    """
-    own = os.path.join(output_dir, "bert_config.json")
-    if not (filesystem.isfile(own) and training_checkpoints(output_dir)):
-        return config
-    trained = BertConfig.from_json_file(own)
-    given = config.to_dict()
-    for key, value in trained.to_dict().items():
-        if key == "causal_attention":
-            continue
-        if given.get(key) != value:
-            raise InputError(
-                f"--bert_config_file={config_file}: {key}={given.get(key)!r}, but "
-                f"--output_dir={output_dir} was fine-tuned with {key}={value!r} (its "
-                "bert_config.json); give that config, or another --output_dir"
-            )
-    if trained.causal_attention and not config.causal_attention:
-        logger.info("%s: fine-tuned left to right, so causal attention", own)
-    return trained
-
-
-def check_fine_tuned_model(output_dir: str, model) -> None:
-    """Raises `InputError` when the fine-tuning `output_dir` holds a checkpoint of a task model
-    other than `model` (another class, or other settings such as the feature-based layers: the
-    same variables computing something else would restore silently)."""
-    if not training_checkpoints(output_dir):
-        return
-    found = task_model_description(output_dir)
-    if found is None:
-        return
-    built = keras.saving.serialize_keras_object(model)
-    mismatches = []
-    if found.get("class_name") != built["class_name"]:
-        mismatches.append(f"a {found.get('class_name')}, not a {built['class_name']}")
-    trained = {k: v for k, v in found.get("config", {}).items() if k not in ("config", "name")}
-    settings = {k: v for k, v in built["config"].items() if k not in ("config", "name")}
-    mismatches += [
-        f"{key}={trained.get(key)!r}, not {settings.get(key)!r}"
-        for key in sorted(set(trained) | set(settings))
-        if trained.get(key) != settings.get(key)
-    ]
-    if mismatches:
-        raise InputError(
-            f"--output_dir={output_dir}: its checkpoint is of {', '.join(mismatches)} as this "
-            "run's options build (its task_model.json); rerun with the options it was trained "
-            "with, or give another --output_dir"
-        )
 
 
 def read_do_lower_case(path: str | os.PathLike, given: bool | None = None, flag: str = "") -> bool:
@@ -278,13 +219,6 @@ def task_model_description(directory: str) -> dict | None:
     except (ValueError, KeyError, TypeError) as e:
         raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
     return description
-
-
-def fine_tuned_task(directory: str) -> tuple[str, str] | None:
-    """(task, model class) that `directory`'s `TASK_MODEL_FILE` says was fine-tuned there
-    ("" for a task written before tasks were recorded); None without one."""
-    description = task_model_description(directory)
-    return None if description is None else (description["task"], description["class_name"])
 
 
 def read_labels(directory: str) -> list[str] | None:

@@ -11,10 +11,9 @@ from conftest import UNCASED_VOCAB, tiny_config_dict
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.finetuning.output_dir import check_fine_tuned_model, fine_tuned_config
 from bert_tf.model_dir import (
     TASK_MODEL_FILE,
-    check_fine_tuned_model,
-    fine_tuned_config,
     write_task_model_files,
 )
 from bert_tf.modeling import BertTokenClassifier

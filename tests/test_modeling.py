@@ -8,12 +8,12 @@ import pytest
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.config import BertConfig
+from bert_tf.loading import load_checkpoint
 from bert_tf.modeling.embeddings import BertEmbeddings
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import gather_indexes
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.pretraining.objectives import pretraining_loss
-from bert_tf.loading import load_checkpoint
 
 ENCODER_INPUTS = ("input_ids", "input_mask", "segment_ids")
 # The oracle README's float32 tolerance; erf and tanh GELU differ by up to 8e-4.

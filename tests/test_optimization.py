@@ -10,11 +10,11 @@ import tensorflow as tf
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.config import BertConfig
+from bert_tf.loading import load_checkpoint
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective, pretraining_loss
 from bert_tf.training import Trainer
-from bert_tf.loading import load_checkpoint
 
 ATOL = 1e-5  # the oracle README's float32 tolerance on activations and weights
 

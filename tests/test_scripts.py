@@ -20,9 +20,9 @@ from conftest import SAMPLE_DATA, error_line, run_script, succeeded, tiny_config
 
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import load_vocab
-from bert_tf.loading import load_checkpoint
 
 TINY = tiny_config_dict()
 LAYER_NAMES = (

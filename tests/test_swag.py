@@ -17,6 +17,7 @@ from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.input_pipeline import record_dataset
+from bert_tf.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.swag.data import SwagExample, get_examples, read_swag_examples
@@ -29,7 +30,6 @@ from bert_tf.swag.features import (
 from bert_tf.swag.objective import MultipleChoice
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
-from bert_tf.loading import load_checkpoint
 
 # SWAG's released train.csv header: an unnamed index column first.
 SWAG_HEADER = [

@@ -32,20 +32,22 @@ import random
 import numpy as np
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import check_checkpoint_folder, training_checkpoints
+from bert_tf.checkpointing import check_checkpoint_folder
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
 from bert_tf.evaluation import predict
 from bert_tf.fileio import atomic_write_text, check_writable_folder
 from bert_tf.finetuning.options import FineTuningOptions
+from bert_tf.finetuning.output_dir import (
+    check_fine_tuned_model,
+    check_output_dir_task,
+    fine_tuned_config,
+)
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.input_pipeline import record_dataset
 from bert_tf.model_dir import (
     adopt_checkpoint_attention,
-    check_fine_tuned_model,
-    fine_tuned_config,
-    fine_tuned_task,
     read_do_lower_case,
     write_task_model_files,
 )
@@ -58,18 +60,6 @@ from bert_tf.tokenization import FullTokenizer, require_tokens
 from bert_tf.training import Trainer
 
 logger = logging.getLogger(__name__)
-
-
-def _check_output_dir_task(output_dir: str, task: str) -> None:
-    """Raises `InputError` when `output_dir` holds a model fine-tuned on another task, which
-    this run would resume (or evaluate) as if it were its own, and whose results it would
-    overwrite."""
-    found = fine_tuned_task(output_dir) if training_checkpoints(output_dir) else None
-    if found and found[0] and found[0] != task:
-        raise InputError(
-            f"--output_dir={output_dir}: holds a {found[1]} fine-tuned on {found[0]}, not on "
-            f"{task}; give each task an --output_dir of its own"
-        )
 
 
 def run_task(task: Task) -> dict:
@@ -85,7 +75,7 @@ def run_task(task: Task) -> dict:
     check_writable_folder(options.output_dir, "--output_dir")
     check_checkpoint_folder(options.output_dir, "--output_dir")
     # Before anything is read from output_dir (NER's labels.txt, say): whose model it holds.
-    _check_output_dir_task(options.output_dir, task.name)
+    check_output_dir_task(options.output_dir, task.name)
     if options.export_dir:
         from bert_tf.serving import check_export_dir  # TensorFlow Text only when exporting
 
