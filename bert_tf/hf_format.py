@@ -250,71 +250,48 @@ def weight_files(directory: str) -> list[str]:
 
 class HfWeights:
     """The weights of a Hugging Face directory by name (`shapes`, `read`). A local file is
-    mapped, a URL's read once and kept: never downloaded again per tensor."""
+    mapped; a URL's is read whole once and kept, never downloaded again per tensor."""
 
     def __init__(self, directory: str) -> None:
-        self.directory = directory
         self.file_of: dict[str, str] = {}
         self.shapes: dict[str, list[int]] = {}
-        self._downloaded: dict[str, dict[str, np.ndarray]] = {}
+        self._whole: dict[str, dict[str, np.ndarray]] = {}
         for path in weight_files(directory):
-            with self._open(path) as f:
-                for name in f.keys():
-                    self.file_of[name] = path
-                    self.shapes[name] = list(f.get_slice(name).get_shape())
+            if not filesystem.isfile(path):
+                raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
+            for name, shape in self._read(path, _shapes).items():
+                self.file_of[name], self.shapes[name] = path, shape
 
-    def _open(self, path: str):
-        if not filesystem.isfile(path):
-            raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
+    def _read(self, path: str, what):
         try:
             if not filesystem.is_url(path):
-                return safe_open(path, framework="np")
-            if path not in self._downloaded:
+                with safe_open(path, framework="np") as f:
+                    return what(f)
+            if path not in self._whole:
                 with filesystem.open_file(path, "rb") as f:
-                    self._downloaded[path] = safetensors.numpy.load(f.read())
-            return _InMemory(self._downloaded[path])
+                    self._whole[path] = safetensors.numpy.load(f.read())
+            return what(self._whole[path])
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None
 
     def read(self, name: str) -> np.ndarray:
-        with self._open(self.file_of[name]) as f:
-            try:
-                return f.get_tensor(name)
-            except (SafetensorError, TypeError, ValueError) as e:  # bfloat16: no numpy dtype
-                raise InputError(
-                    f"{self.file_of[name]}: {name} cannot be read as a numpy array ({e}); "
-                    "save the model in float32 or float16"
-                ) from None
+        path = self.file_of[name]
+        try:
+            return self._read(
+                path, lambda f: f[name] if isinstance(f, dict) else f.get_tensor(name)
+            )
+        except (TypeError, ValueError) as e:  # bfloat16 has no numpy dtype
+            raise InputError(
+                f"{path}: {name} cannot be read as a numpy array ({e}); save the model in "
+                "float32 or float16"
+            ) from None
 
 
-class _InMemory:
-    """A safetensors file read whole, with the part of `safe_open`'s interface used here."""
-
-    def __init__(self, tensors: dict[str, np.ndarray]) -> None:
-        self.tensors = tensors
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc) -> None:
-        pass
-
-    def keys(self) -> list[str]:
-        return list(self.tensors)
-
-    def get_slice(self, name: str):
-        return _Shaped(self.tensors[name].shape)
-
-    def get_tensor(self, name: str) -> np.ndarray:
-        return self.tensors[name]
-
-
-class _Shaped:
-    def __init__(self, shape) -> None:
-        self.shape = shape
-
-    def get_shape(self) -> list[int]:
-        return list(self.shape)
+def _shapes(f) -> dict[str, list[int]]:
+    """name -> shape in a safetensors file: mapped (`safe_open`) or read whole (a dict)."""
+    if isinstance(f, dict):
+        return {name: list(value.shape) for name, value in f.items()}
+    return {name: list(f.get_slice(name).get_shape()) for name in f.keys()}
 
 
 def architecture(model: keras.Model) -> str:

@@ -60,10 +60,9 @@ class BertPreprocessor(keras.layers.Layer):
     def from_pretrained(
         cls, path: str | os.PathLike, max_seq_length: int = 128, do_lower_case: bool | None = None
     ) -> BertPreprocessor:
-        """The preprocessor of the model directory `path` (its vocab.txt). `do_lower_case`
-        None: the directory's (`model_dir.read_do_lower_case`)."""
-        if do_lower_case is None:
-            do_lower_case = read_do_lower_case(path)
+        """The preprocessor of the model directory `path` (its vocab.txt), cased as the loading
+        rules say (`model_dir.read_do_lower_case`; `do_lower_case` None: ask the model)."""
+        do_lower_case = read_do_lower_case(path, do_lower_case)
         vocab_file = os.path.join(model_directory(path), VOCAB_ASSET)
         return cls(vocab_file, max_seq_length=max_seq_length, do_lower_case=do_lower_case)
 
