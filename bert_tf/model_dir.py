@@ -16,8 +16,8 @@ import os
 import keras
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR, latest_checkpoint
-from bert_tf.checkpoints import checkpoint_prefix
+from bert_tf.checkpointing import KEPT_CHECKPOINTS_DIR
+from bert_tf.checkpoints import checkpoint_prefix, resolve_checkpoint_path
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_open, atomic_write_text, read_text
@@ -63,19 +63,12 @@ def weights_path(path: str | os.PathLike) -> str:
     path = os.fspath(path)
     if checkpoint_prefix(path) is None and is_hf_directory(path):
         return path
-    prefix = checkpoint_prefix(path) or (
-        latest_checkpoint(path) if filesystem.isdir(path) else None
-    )
-    if prefix is None and filesystem.isdir(path):
+    if checkpoint_prefix(path) is None and filesystem.isdir(path):
         names = " or ".join(CONFIG_FILES)
         if not any(filesystem.isfile(os.path.join(path, name)) for name in CONFIG_FILES):
             raise InputError(f"{path}: no {names} and no checkpoint; expected a model directory")
-    if prefix is None:
-        raise InputError(
-            f"{path}: no checkpoint found (expected a model directory, or the prefix of a TF "
-            "checkpoint such as .../bert_model.ckpt, with bert_model.ckpt.index beside it)"
-        )
-    return prefix
+    # A released zip has no `checkpoint` state file: its folder's bert_model.ckpt, then.
+    return resolve_checkpoint_path(path)
 
 
 def read_config(path: str | os.PathLike) -> BertConfig:

@@ -25,9 +25,11 @@ from bert_tf.config import BertConfig
 from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
 from bert_tf.loading import load_checkpoint
+from bert_tf.model_dir import model_directory, weights_path
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
+from bert_tf.pretrained import saved_class
 from bert_tf.summaries import summary_writer
 from bert_tf.training import DTYPES, Trainer
 
@@ -209,8 +211,18 @@ def _new_trainer(
 
 def _initialize(model, settings: TrainerSettings) -> None:
     """`model` from settings.init_checkpoint; a model to evaluate or export without training
-    must get its head there."""
-    report = load_checkpoint(model, settings.init_checkpoint)
+    must get its head there. A checkpoint of another task's class (a NER model's, for a
+    classifier) gives its encoder only: both heads live under the same names, and the other
+    task's would load."""
+    weights = weights_path(settings.init_checkpoint)
+    saved, said = saved_class(model_directory(weights), weights, None)
+    encoder_only = saved is not None and saved.head_scope is not None and type(model) is not saved
+    if encoder_only:
+        logger.warning(
+            "--init_checkpoint=%s holds a %s (%s): only its encoder is loaded, the %s head "
+            "starts new", settings.init_checkpoint, saved.__name__, said, type(model).__name__,
+        )  # fmt: skip
+    report = load_checkpoint(model, weights, encoder_only)
     logger.info("initializing from %s", report.source)
     if not settings.do_train and model.head_variables() and not report.head_loaded:
         raise InputError(

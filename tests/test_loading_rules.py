@@ -107,6 +107,30 @@ def test_an_output_dir_named_with_glob_characters_is_refused_before_any_work(tmp
     assert not out.exists()
 
 
+def test_a_released_model_unzipped_without_a_state_file_loads(tmp_path):
+    # Google's zips hold bert_config.json, vocab.txt and bert_model.ckpt.*, no `checkpoint`.
+    cased = released_cased_model(tmp_path)
+    (tmp_path / "cased_L-12_H-768_A-12" / "checkpoint").unlink()
+    assert isinstance(load_model_directory(cased).model, BertPretrainer)
+    from bert_tf.model_dir import weights_path
+
+    assert weights_path(cased) == f"{cased}/bert_model.ckpt"
+
+
+def test_fine_tuning_from_another_tasks_model_takes_its_encoder_only(tmp_path, caplog):
+    from bert_tf.runtime import TrainerSettings, _initialize
+
+    ner = BertTokenClassifier(CONFIG, 2)
+    ner_dir = fine_tuned_output_dir(tmp_path / "ner", ner, "NER")
+    classifier = BertClassifier(CONFIG, 2)  # as many outputs: the NER head would fit
+    head = classifier.head.output_weights.numpy()
+    settings = TrainerSettings(str(tmp_path / "out"), 1e-4, {}, init_checkpoint=ner_dir)
+    _initialize(classifier, settings)
+    np.testing.assert_array_equal(word_embeddings(classifier), word_embeddings(ner))
+    np.testing.assert_array_equal(classifier.head.output_weights.numpy(), head)
+    assert "holds a BertTokenClassifier" in caplog.text
+
+
 @pytest.mark.parametrize("class_name", ["NoSuchModel", "Sequential", ["BertClassifier"]])
 def test_a_task_model_file_naming_an_unknown_class_is_one_line(tmp_path, class_name):
     folder = tmp_path / "out"
