@@ -150,7 +150,7 @@ def test_a_hugging_face_config_json_gives_the_config(tmp_path):
     values = tiny_config_dict()
     hf_only = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "pad_token_id": 0}
     (tmp_path / "config.json").write_text(BertConfig(**values, **hf_only).to_json_string())
-    # The network's keys, as bert_tf.hf_checkpoints maps them; the library's are dropped.
+    # The network's keys, as bert_tf.hf_format maps them; the library's are dropped.
     assert read_config(tmp_path).to_dict() == values
 
     (tmp_path / "config.json").write_text(BertConfig(**values, model_type="gpt2").to_json_string())
