@@ -61,9 +61,10 @@ def weights_path(path: str | os.PathLike) -> str:
         InputError: none of these, naming the path.
     """
     path = os.fspath(path)
-    if checkpoint_prefix(path) is None and is_hf_directory(path):
+    named = checkpoint_prefix(path)
+    if named is None and is_hf_directory(path):
         return path
-    if checkpoint_prefix(path) is None and filesystem.isdir(path):
+    if named is None and filesystem.isdir(path):
         names = " or ".join(CONFIG_FILES)
         if not any(filesystem.isfile(os.path.join(path, name)) for name in CONFIG_FILES):
             raise InputError(f"{path}: no {names} and no checkpoint; expected a model directory")

@@ -89,8 +89,10 @@ def load_model_directory(
     base = model_class or registered("ConfigModel")
     if base is None:
         raise InputError("no bert_tf model class is registered: import bert_tf.modeling first")
-    saved, said = saved_class(directory, weights, base if model_class is None else None)
     description = task_model_description(directory)
+    saved, said = saved_class(
+        directory, weights, base if model_class is None else None, description
+    )
     if model_class is not None and saved is not None and not encoder_only:
         _check_head_class(directory, model_class, saved, said)
     cls = model_class or saved or registered("BertEncoder")
@@ -114,15 +116,18 @@ def load_model_directory(
     return ModelDirectory(model, vocab_file, casing, read_labels(directory), report)
 
 
-def saved_class(directory: str, weights: str, base: type | None) -> tuple[type | None, str]:
+def saved_class(
+    directory: str, weights: str, base: type | None, description: dict | None = None
+) -> tuple[type | None, str]:
     """The model class that `directory`'s files name for `weights`, and which file says so;
     (None, "") where they name none (a checkpoint of the encoder alone). `base`: where no class
-    was asked for, the class the found one must derive from.
+    was asked for, the class the found one must derive from. `description`: the directory's
+    task_model.json, where the caller has read it.
 
     Raises:
         InputError: task_model.json names a class that is not a registered bert_tf model.
     """
-    description = task_model_description(directory)
+    description = description or task_model_description(directory)
     if description is not None:
         name, said = description["class_name"], os.path.join(directory, TASK_MODEL_FILE)
         found = registered(name)
