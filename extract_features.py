@@ -25,9 +25,9 @@ from bert_tf.extract_features import (
 )
 from bert_tf.fileio import atomic_open, check_output_file
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import adopt_checkpoint_attention, read_do_lower_case
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.options import Options, at_least, check_options, option, options, positive
+from bert_tf.pretrained import adopt_checkpoint_attention, read_do_lower_case
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
 

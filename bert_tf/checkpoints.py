@@ -1,15 +1,14 @@
-"""TF checkpoint files: Google's original TF1 checkpoints (`bert_model.ckpt`, by variable name)
-read and written, and bert_tf's training checkpoints (`ckpt-<step>`, object-based) read.
+"""TF checkpoint files: Google's original TF1 checkpoints (`bert_model.ckpt`, name-based) read
+and written, and bert_tf's training checkpoints (`ckpt-<step>` in an output_dir, object-based,
+kept copies in `kept/`) listed, saved and restored. Every write is staged: a crash leaves no
+partial checkpoint under a real name, on a local disk as in a bucket.
 
-The correspondence of names is the model's own (`model.original_variable_names()`). Our layers
-keep the original's layouts, so no value is transposed or reshaped on the way in or out, and a
-round trip is bit-exact (loading: `bert_tf.loading.load_checkpoint`).
-
-    save_original_checkpoint(encoder, "out/bert_model.ckpt")
+    save_original_checkpoint(encoder, "out/bert_model.ckpt")   # loading: bert_tf.loading
 """
 
 from __future__ import annotations
 
+import logging
 import os
 import re
 
@@ -19,38 +18,69 @@ import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import latest_checkpoint
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_write_text, remove_stale_temporaries, temporary_prefix
 
-# The entry that makes a checkpoint object-based: Keras's object graph, which bert_tf's
-# training checkpoints record (the original's are name-based).
+logger = logging.getLogger(__name__)
+
+KEPT_CHECKPOINTS_DIR = "kept"  # where `keep_checkpoint_every_n_steps` keeps its copies
+# The entry that makes a checkpoint object-based: Keras's object graph (the original's have none).
 OBJECT_GRAPH = "_CHECKPOINTABLE_OBJECT_GRAPH"
+# What reading a damaged checkpoint raises: IndexError ("Read less bytes than requested") for
+# a truncated .data file, DataLossError (checksum) or another OpError for changed bytes.
+UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
 _FILE_OF_PREFIX = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")
 
 
-def checkpoint_reader(prefix: str):
-    """The reader of the checkpoint `prefix` (as resolved by `resolve_checkpoint_path`).
-    Not `tf.train.load_checkpoint`, which takes a prefix that its file system calls a folder
-    (ram:// calls every prefix of a file's name one) for a folder of checkpoints."""
-    return tf.compat.v1.train.NewCheckpointReader(prefix)
+def check_checkpoint_folder(folder: str, flag: str = "") -> None:
+    """Raises `InputError` for a folder whose name has `*`, `?`, `[` or `]`: TensorFlow finds a
+    checkpoint's files by glob pattern, so there every save works and every restore fails."""
+    if re.search(r"[*?[\]]", folder):
+        raise InputError(
+            f"{flag + '=' if flag else ''}{folder}: TensorFlow cannot read checkpoints back from "
+            "a folder whose name has *, ?, [ or ] (it finds their files by glob pattern); "
+            "give a name without them"
+        )
+
+
+def training_checkpoints(directory: str) -> list[str]:
+    """The whole `ckpt-<step>` prefixes in `directory`, oldest first: the one listing of a run's
+    checkpoints, its `checkpoint` state file's (without one: its `ckpt-<step>.index` files)."""
+    state = tf.train.get_checkpoint_state(directory) if filesystem.isdir(directory) else None
+    if state is not None:
+        paths = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path]
+    else:
+        pattern = os.path.join(filesystem.escape(directory), "ckpt-*.index")
+        paths = [path[: -len(".index")] for path in filesystem.glob(pattern)]
+    steps = {}
+    for path in paths:
+        found = re.fullmatch(r"ckpt-(\d+)", os.path.basename(path))
+        if found and filesystem.isfile(path + ".index"):
+            steps[int(found.group(1))] = os.path.join(directory, os.path.basename(path))
+    return [steps[step] for step in sorted(steps)]
+
+
+def latest_checkpoint(directory: str) -> str | None:
+    """The last of `training_checkpoints(directory)`, else the one its state file names (an
+    Estimator's `model.ckpt-N`, a released `bert_model.ckpt`); None without either."""
+    found = training_checkpoints(directory)
+    if found:
+        return found[-1]
+    state = tf.train.get_checkpoint_state(directory) if filesystem.isdir(directory) else None
+    prefix = state.model_checkpoint_path if state else ""
+    return prefix if prefix and filesystem.isfile(prefix + ".index") else None
 
 
 def checkpoint_prefix(path: str | os.PathLike) -> str | None:
-    """The checkpoint `path` names itself: a prefix (`.../bert_model.ckpt`, `.../ckpt-2`) or one
-    of its files (`bert_model.ckpt.index`, a common slip, google-research/bert#555); None for
-    anything else (a folder)."""
+    """The checkpoint `path` names: a prefix (`.../bert_model.ckpt`, `.../ckpt-2`) or one of its
+    files (`bert_model.ckpt.index`, google-research/bert#555); None for anything else."""
     prefix = _FILE_OF_PREFIX.sub("", os.fspath(path))
     return prefix if filesystem.isfile(prefix + ".index") else None
 
 
 def resolve_checkpoint_path(path: str | os.PathLike) -> str:
-    """The checkpoint prefix of `path`, as users of the original pass it: a prefix, one of its
-    files, or a folder (the latest checkpoint its state file names, else bert_model.ckpt).
-
-    Raises:
-        InputError: no checkpoint there, naming the path.
-    """
+    """The checkpoint prefix of `path`: a prefix, one of its files, or a folder (its
+    `latest_checkpoint`, else its bert_model.ckpt). Raises `InputError` without one."""
     prefix = checkpoint_prefix(path)
     if prefix is None and filesystem.isdir(path):
         prefix = latest_checkpoint(os.fspath(path)) or checkpoint_prefix(
@@ -64,28 +94,25 @@ def resolve_checkpoint_path(path: str | os.PathLike) -> str:
     return prefix
 
 
-def is_object_based(prefix: str) -> bool:
-    """Whether the checkpoint `prefix` is a bert_tf training checkpoint (`ckpt-<step>`)."""
-    return OBJECT_GRAPH in checkpoint_reader(prefix).get_variable_to_shape_map()
+def checkpoint_reader(prefix: str):
+    """The reader of the checkpoint `prefix`. Not `tf.train.load_checkpoint`, which reads a
+    prefix that its file system calls a folder (ram:// calls any) as a folder of checkpoints."""
+    return tf.compat.v1.train.NewCheckpointReader(prefix)
 
 
-def object_graph_keys(prefix: str) -> dict[str, str]:
-    """Keras path (`embeddings/word_embeddings`) -> key in the training checkpoint `prefix`,
-    for every variable its object graph records."""
+def object_graph_keys(reader) -> dict[str, str]:
+    """Keras path (`embeddings/word_embeddings`) -> key, for each variable of a training
+    checkpoint's object graph; {} for a name-based (original) checkpoint."""
+    if not reader.has_tensor(OBJECT_GRAPH):
+        return {}
     graph = trackable_object_graph_pb2.TrackableObjectGraph()
-    graph.ParseFromString(checkpoint_reader(prefix).get_tensor(OBJECT_GRAPH))
-    return {
-        attribute.full_name: attribute.checkpoint_key
-        for node in graph.nodes
-        for attribute in node.attributes
-    }
+    graph.ParseFromString(reader.get_tensor(OBJECT_GRAPH))
+    return {a.full_name: a.checkpoint_key for node in graph.nodes for a in node.attributes}
 
 
 def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.PathLike) -> str:
-    """Writes `model`'s weights as a TF1 name-based checkpoint under the original names: what
-    the original code and `tf.train.list_variables` read (`<prefix>.index`,
-    `<prefix>.data-00000-of-00001`, and a `checkpoint` state file naming it). Returns the
-    prefix."""
+    """Writes `model`'s weights under the original names (`model.original_variable_names()`)
+    with a `checkpoint` state file, as the original reads them. Returns the prefix."""
     table = model.original_variable_names()
     return write_original_checkpoint(
         {name: keras.ops.convert_to_numpy(variable) for name, variable in table.items()},
@@ -96,37 +123,141 @@ def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.Pat
 def write_original_checkpoint(
     tensors: dict[str, np.ndarray], checkpoint_prefix: str | os.PathLike
 ) -> str:
-    """Writes `tensors` (original name -> value) as `save_original_checkpoint` does, under a
-    temporary prefix renamed into place (the index last): a crash leaves no partial checkpoint
-    under the real name, on a local disk as in a bucket."""
-    prefix = os.fspath(checkpoint_prefix)
+    """Writes `tensors` (original name -> value) as `save_original_checkpoint` does."""
+    prefix, names = os.fspath(checkpoint_prefix), sorted(tensors)
     directory = os.path.dirname(prefix) or "."
     filesystem.makedirs(directory)
-    names = sorted(tensors)
-    if not filesystem.is_url(prefix):
-        remove_stale_temporaries(prefix)
-    tmp_prefix = temporary_prefix(prefix) + os.urandom(4).hex()
-    suffixes = (".data-00000-of-00001", ".index")  # the index makes a checkpoint visible
-    try:
-        tf.raw_ops.SaveV2(
-            prefix=tmp_prefix,
+    _staged(
+        prefix,
+        (".data-00000-of-00001", ".index"),
+        lambda tmp: tf.raw_ops.SaveV2(
+            prefix=tmp,
             tensor_names=names,
             shape_and_slices=[""] * len(names),
             tensors=[tf.constant(np.asarray(tensors[name])) for name in names],
-        )
-        for suffix in suffixes:
-            filesystem.rename(tmp_prefix + suffix, prefix + suffix)
-    except (tf.errors.OpError, OSError) as e:
-        for suffix in suffixes:
-            if filesystem.exists(tmp_prefix + suffix):
-                filesystem.remove(tmp_prefix + suffix)
-        raise InputError(
-            f"{prefix}: cannot write the checkpoint ({first_line(e)}); nothing was left under "
-            "that name"
-        ) from None
+        ),
+    )
     base = os.path.basename(prefix)
     atomic_write_text(
         os.path.join(directory, "checkpoint"),
         f'model_checkpoint_path: "{base}"\nall_model_checkpoint_paths: "{base}"\n',
     )
     return prefix
+
+
+def _staged(prefix: str, suffixes, write, why: str = "") -> None:
+    """Calls `write(tmp)` to write the files `tmp + suffix`, then renames each to `prefix +
+    suffix`, the index (which makes a checkpoint visible) last. Raises `InputError` naming
+    `prefix` where the disk or bucket refuses it, leaving nothing (`why`: what is kept)."""
+    remove_stale_temporaries(prefix)
+    tmp = temporary_prefix(prefix) + os.urandom(4).hex()
+    try:
+        write(tmp)
+        for suffix in sorted(suffixes, key=lambda suffix: suffix == ".index"):
+            filesystem.rename(tmp + suffix, prefix + suffix)
+    except (tf.errors.OpError, OSError) as e:
+        for partial in filesystem.glob(filesystem.escape(tmp) + "*"):
+            filesystem.remove(partial)
+        raise InputError(
+            f"{prefix}: cannot write the checkpoint ({first_line(e)}); "
+            f"{why or 'nothing was left under that name'}"
+        ) from None
+
+
+def remove_path(path: str) -> None:
+    """Removes a file or a folder with what is in it."""
+    (filesystem.rmtree if filesystem.isdir(path) else filesystem.remove)(path)
+
+
+class TrainingCheckpoints:
+    """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last `max_to_keep`,
+    and a copy in `directory`/kept/ of each whose step is a multiple of `keep_every_n_steps`
+    (never deleted). No directory: nothing is saved. `state`: `tf.train.Checkpoint`'s keyword
+    arguments."""
+
+    def __init__(
+        self,
+        state: dict,
+        directory: str | None,
+        max_to_keep: int = 5,
+        keep_every_n_steps: int | None = None,
+    ) -> None:
+        if directory:
+            check_checkpoint_folder(directory)
+        self.checkpoint = tf.train.Checkpoint(**state)
+        self.directory = directory
+        self.keep_every_n_steps = keep_every_n_steps
+        self.manager = None
+        if directory:
+            manager = tf.train.CheckpointManager
+            self.manager = manager(self.checkpoint, directory, max_to_keep, checkpoint_name="ckpt")
+
+    @property
+    def latest(self) -> str | None:
+        """The last checkpoint saved (or found at the start), if any."""
+        return self.manager.latest_checkpoint if self.manager else None
+
+    def restore(self, directory: str | None = None) -> str | None:
+        """Restores the latest checkpoint of `directory` (default: this one's; every worker
+        restores the chief's), the one before where it cannot be read; returns its path, None
+        without one. Raises `InputError` where none can be read, AssertionError or ValueError
+        for one of another model."""
+        directory = directory or self.directory
+        if not directory:
+            return None
+        if directory == self.directory:  # this worker's own: remove what killed saves left
+            temp = os.path.join(filesystem.escape(directory), "ckpt-*_temp")
+            for folder in filesystem.glob(temp):
+                logger.info("removing %s (a save that did not finish)", folder)
+                filesystem.rmtree(folder)
+        candidates = training_checkpoints(directory)[::-1]  # the latest first
+        for i, path in enumerate(candidates):
+            if i:  # a newer one could not be read
+                logger.warning("resuming from %s instead", os.path.basename(path))
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return path
+            except UNREADABLE_CHECKPOINT as e:
+                logger.warning("%s cannot be read: %s", path, first_line(e))
+        if candidates:
+            names = ", ".join(os.path.basename(path) for path in candidates)
+            raise InputError(
+                f"{directory}: none of its checkpoints can be read ({names}); move them away "
+                "to start again"
+            )
+        return None
+
+    def save(self, step: int) -> str | None:
+        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
+        `keep_every_n_steps`, a copy in `kept/`; returns its path. A step already saved made no
+        progress since: it is not rewritten (a failed rewrite would lose the good one). Raises
+        `InputError` where the disk refuses it (what it began is removed, the previous stays)."""
+        if self.manager is None:
+            return None
+        previous = self.manager.latest_checkpoint
+        if previous and os.path.basename(previous) == f"ckpt-{step}":
+            return previous
+        try:
+            path = self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as e:
+            prefix = os.path.join(self.directory, f"ckpt-{step}")
+            for partial in filesystem.glob(filesystem.escape(prefix) + "[._]*"):
+                remove_path(partial)
+            raise InputError(
+                f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
+                f"{f'the previous one, {previous}, is kept' if previous else 'none was saved'}"
+            ) from None
+        every = self.keep_every_n_steps
+        if every and step % every == 0:
+            kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR, os.path.basename(path))
+            files = filesystem.glob(filesystem.escape(path) + ".*")
+            suffixes = [name[len(path) :] for name in files]
+
+            def copy(tmp: str) -> None:
+                filesystem.makedirs(os.path.dirname(kept))
+                for suffix in suffixes:
+                    filesystem.copy(path + suffix, tmp + suffix)
+
+            _staged(kept, suffixes, copy, why=f"{path} is saved")
+            logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
+        return path

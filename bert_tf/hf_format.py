@@ -1,17 +1,14 @@
 """Hugging Face's BERT files (config.json, tokenizer_config.json, model.safetensors), read into
-ours and written from them.
-
-The config's keys that describe the network are the original's; the others describe the
-library, and are dropped on the way in. The weights' names follow from the original's TF1
-names (`model.original_variable_names()`) by one rule, `hf_name`, but for the few each model
+ours and written from them. The config's keys that describe the network are the original's
+(the others describe the library, dropped on the way in). The weights' names follow from the
+original's (`model.original_variable_names()`) by one rule, `hf_name`, but for those a model
 class lists in its `hf_names` (the embedding tables, the heads):
 
     bert/encoder/layer_3/attention/self/query/kernel <-> encoder.layer.3.attention.self.query.weight
-    bert/embeddings/LayerNorm/gamma <-> embeddings.LayerNorm.weight (in older files .gamma)
 
-The encoder's names carry a `bert.` prefix in every class but `BertModel`. A Dense `kernel` is
-[in, out] and a torch Linear `weight` [out, in], so kernels are transposed. Weights are read and
-written with `safetensors.numpy` only: no torch, no pickle.
+with a `bert.` prefix on the encoder's in every class but `BertModel`, and kernels transposed
+(a Dense kernel is [in, out], a torch Linear weight [out, in]). Read and written with
+`safetensors.numpy` only: no torch, no pickle.
 """
 
 from __future__ import annotations
@@ -38,13 +35,8 @@ WEIGHTS_INDEX_FILE = "model.safetensors.index.json"
 POOLER_NAMES = ("bert/pooler/dense/kernel", "bert/pooler/dense/bias")
 NEXT_SENTENCE_NAMES = ("cls/seq_relationship/output_weights", "cls/seq_relationship/output_bias")
 # hidden_act: Hugging Face's name -> ours ("gelu" is the exact erf form in both).
-_HIDDEN_ACTS = {
-    "gelu": "gelu",
-    "gelu_new": "gelu_tanh",
-    "gelu_pytorch_tanh": "gelu_tanh",
-    "relu": "relu",
-    "tanh": "tanh",
-}
+_HIDDEN_ACTS = {"gelu": "gelu", "gelu_new": "gelu_tanh", "gelu_pytorch_tanh": "gelu_tanh"}
+_HIDDEN_ACTS |= {"relu": "relu", "tanh": "tanh"}
 LAYER_NORM_EPSILON = 1e-12
 # A Dense or LayerNorm variable, by its last name part: original -> Hugging Face.
 _PARAMETERS = {"kernel": "weight", "bias": "bias", "gamma": "weight", "beta": "bias"}
@@ -54,16 +46,11 @@ _NOT_WEIGHTS = re.compile(r"(^|\.)embeddings\.position_ids$|^cls\.predictions\.d
 _ENCODER_SCOPES = ("embeddings.", "encoder.", "pooler.")
 
 
-# The config. ---------------------------------------------------------------------------------
-
-
-def bert_config_from_hf(values: Mapping, source: str) -> BertConfig:
-    """Our `BertConfig` of a Hugging Face config.json (`is_decoder` is `causal_attention`).
-
-    Raises:
-        InputError: a BERT our layers do not compute (another model_type, relative positions,
-            another LayerNorm epsilon or activation), naming the key and its value.
-    """
+def read_hf_config(directory: str) -> BertConfig:
+    """Our `BertConfig` of `directory`'s config.json (`is_decoder` is `causal_attention`).
+    Raises `InputError` for a BERT our layers do not compute (another model_type, relative
+    positions, another LayerNorm epsilon or activation), naming the key and its value."""
+    source, values = os.path.join(directory, CONFIG_FILE), read_hf_values(directory)
     checks = {
         "model_type": ("bert",),
         "position_embedding_type": ("absolute",),
@@ -105,14 +92,6 @@ def hf_config(
     return values
 
 
-def tokenizer_config(config: BertConfig, do_lower_case: bool) -> dict:
-    return {
-        "tokenizer_class": "BertTokenizer",
-        "do_lower_case": do_lower_case,
-        "model_max_length": config.max_position_embeddings,
-    }
-
-
 def is_hf_directory(path: str | os.PathLike) -> bool:
     """A directory with Hugging Face's config.json (and no original bert_config.json)."""
     path = os.fspath(path)
@@ -122,11 +101,7 @@ def is_hf_directory(path: str | os.PathLike) -> bool:
 
 
 def read_hf_values(directory: str, name: str = CONFIG_FILE) -> dict:
-    """`directory`'s config.json (or tokenizer_config.json) as it is, Hugging Face's keys.
-
-    Raises:
-        InputError: not a JSON object.
-    """
+    """`directory`'s config.json (or `name`) as it is: Hugging Face's keys."""
     path = os.path.join(directory, name)
     try:
         values = json.loads(read_text(path, f"a Hugging Face {name} (JSON)"))
@@ -135,14 +110,6 @@ def read_hf_values(directory: str, name: str = CONFIG_FILE) -> dict:
     if not isinstance(values, dict):
         raise InputError(f"{path}: expected a JSON object")
     return values
-
-
-def read_hf_config(directory: str) -> BertConfig:
-    """Our `BertConfig` of `directory`'s config.json (see `bert_config_from_hf`)."""
-    return bert_config_from_hf(read_hf_values(directory), os.path.join(directory, CONFIG_FILE))
-
-
-# The names. ----------------------------------------------------------------------------------
 
 
 def hf_name(original: str, special: Mapping[str, str] = {}) -> tuple[str, bool]:  # noqa: B006
@@ -197,50 +164,29 @@ def original_names(model: keras.Model, names) -> dict[str, tuple[str, bool]]:
     return table
 
 
-# The weights. --------------------------------------------------------------------------------
-
-
-def _inside(directory: str, name: str, listed_in: str) -> str:
-    """`name`, a file listed in `listed_in`, as a path inside `directory`: a name that leads out
-    of it (`../`, an absolute path, a link) is refused, not read."""
-    if filesystem.is_url(directory):  # no links there: only the name can lead out
-        parts = name.split("/")
-        inside = not name.startswith("/") and ".." not in parts and "://" not in name
-        path = os.path.join(directory, name)
-    else:
-        root = os.path.realpath(directory)
-        path = os.path.realpath(os.path.join(directory, name))
-        inside = (path + "/").startswith(root + "/")
-    if not inside:
-        raise InputError(
-            f"{listed_in}: lists {name!r}, outside {directory}; expected the name of a file in "
-            "the model's folder"
-        )
-    return path
-
-
 def weight_files(directory: str) -> list[str]:
-    """model.safetensors, or the shards that model.safetensors.index.json lists.
-
-    Raises:
-        InputError: none (a pytorch_model.bin is refused: reading it needs torch and pickle).
-    """
+    """model.safetensors, or the shards that model.safetensors.index.json lists: names in the
+    folder (one leading out, `../` or absolute, is refused; a link is the owner's own: the
+    Hub's cache links every file to its blobs/). Raises `InputError` without safetensors (a
+    pytorch_model.bin is refused: reading it needs torch and pickle)."""
     index = os.path.join(directory, WEIGHTS_INDEX_FILE)
     if filesystem.isfile(os.path.join(directory, WEIGHTS_FILE)):
         return [os.path.join(directory, WEIGHTS_FILE)]
     if filesystem.isfile(index):
-        weight_map = json.loads(read_text(index, "a safetensors index (JSON)")).get("weight_map")
-        return [
-            _inside(directory, name, index) for name in sorted(set((weight_map or {}).values()))
-        ]
+        values = json.loads(read_text(index, "a safetensors index (JSON)"))
+        names = sorted(set((values.get("weight_map") or {}).values()))
+        for name in names:
+            if name.startswith("/") or ".." in re.split(r"[/\\]", name) or "://" in name:
+                raise InputError(
+                    f"{index}: lists {name!r}, outside {directory}; expected the name of a file "
+                    "in the model's folder"
+                )
+        return [os.path.join(directory, name) for name in names]
     files = sorted(filesystem.glob(os.path.join(filesystem.escape(directory), "*.safetensors")))
     if files:
         return files
-    pickled = [
-        n
-        for n in ("pytorch_model.bin", "tf_model.h5")
-        if filesystem.isfile(os.path.join(directory, n))
-    ]
+    others = ("pytorch_model.bin", "tf_model.h5")
+    pickled = [name for name in others if filesystem.isfile(os.path.join(directory, name))]
     raise InputError(
         f"{directory}: {f'only {pickled[0]}' if pickled else 'no model.safetensors'}; bert_tf "
         "reads Hugging Face weights from safetensors only: save them with transformers' "
@@ -259,48 +205,39 @@ class HfWeights:
         for path in weight_files(directory):
             if not filesystem.isfile(path):
                 raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
-            for name, shape in self._read(path, _shapes).items():
+            for name, shape in self._read(path, None).items():
                 self.file_of[name], self.shapes[name] = path, shape
 
-    def _read(self, path: str, what):
+    def _read(self, path: str, name: str | None):
+        """The tensor `name` of the file `path`, or (None) the shape of each in it."""
         try:
-            if not filesystem.is_url(path):
-                with safe_open(path, framework="np") as f:
-                    return what(f)
-            if path not in self._whole:
-                with filesystem.open_file(path, "rb") as f:
-                    self._whole[path] = safetensors.numpy.load(f.read())
-            return what(self._whole[path])
+            if filesystem.is_url(path):
+                if path not in self._whole:
+                    with filesystem.open_file(path, "rb") as f:
+                        self._whole[path] = safetensors.numpy.load(f.read())
+                tensors = self._whole[path]
+                if name is None:
+                    return {key: list(value.shape) for key, value in tensors.items()}
+                return tensors[name]
+            with safe_open(path, framework="np") as f:
+                if name is None:
+                    return {key: list(f.get_slice(key).get_shape()) for key in f.keys()}
+                return f.get_tensor(name)
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None
-
-    def read(self, name: str) -> np.ndarray:
-        path = self.file_of[name]
-        try:
-            return self._read(
-                path, lambda f: f[name] if isinstance(f, dict) else f.get_tensor(name)
-            )
         except (TypeError, ValueError) as e:  # bfloat16 has no numpy dtype
             raise InputError(
                 f"{path}: {name} cannot be read as a numpy array ({e}); save the model in "
                 "float32 or float16"
             ) from None
 
-
-def _shapes(f) -> dict[str, list[int]]:
-    """name -> shape in a safetensors file: mapped (`safe_open`) or read whole (a dict)."""
-    if isinstance(f, dict):
-        return {name: list(value.shape) for name, value in f.items()}
-    return {name: list(f.get_slice(name).get_shape()) for name in f.keys()}
+    def read(self, name: str) -> np.ndarray:
+        return self._read(self.file_of[name], name)
 
 
 def architecture(model: keras.Model) -> str:
-    """The Hugging Face class of `model`.
-
-    Raises:
-        InputError: a model with layers Hugging Face's BERT classes have no place for (a
-            BiLSTM head, a feature-based tagger): weights outside the name table.
-    """
+    """The Hugging Face class of `model`. Raises `InputError` for layers Hugging Face's BERT
+    classes have no place for (a BiLSTM head, a feature-based tagger)."""
     named = {id(variable) for variable in model.original_variable_names().values()}
     extra = [variable.path for variable in model.weights if id(variable) not in named]
     if extra or model.hf_architecture is None:

@@ -18,7 +18,7 @@ import keras
 import numpy as np
 
 from bert_tf import checkpoints, hf_format
-from bert_tf.checkpointing import UNREADABLE_CHECKPOINT
+from bert_tf.checkpoints import UNREADABLE_CHECKPOINT
 from bert_tf.errors import InputError, first_line
 
 logger = logging.getLogger(__name__)
@@ -29,6 +29,7 @@ _NOT_MODEL = re.compile(
     r"(/adam_[mv]$|/Adam(_\d+)?$|^AdamWeightDecayOptimizer|^global_step$|"
     r"^(current_loss_scale|good_steps|loss_scale)$)"
 )
+_LAYER = re.compile(r"bert/encoder/layer_(\d+)/")
 
 
 @dataclasses.dataclass
@@ -40,7 +41,7 @@ class LoadReport:
     unexpected: list[str]  # in the checkpoint, not in the model (not loaded)
     skipped: list[str]  # training state: optimizer slots, global_step
     source: str = ""  # the checkpoint read (the directory for Hugging Face's)
-    head_loaded: bool = False  # whether a head outside the encoder took values from it
+    head_loaded: bool = False  # whether a head took values from it
 
 
 @dataclasses.dataclass
@@ -67,24 +68,17 @@ def listing(names: list[str], most: int = 5) -> str:
 def load_checkpoint(
     model: keras.Model, checkpoint: str | os.PathLike, encoder_only: bool = False
 ) -> LoadReport:
-    """Loads `model` (an encoder, a pre-trainer or a task model) from the checkpoint
-    `checkpoint`: an original-format prefix (or one of its files, or its folder), a bert_tf
-    training checkpoint (`ckpt-<step>`), or a Hugging Face directory. The encoder must be
-    whole; each head is loaded when the checkpoint has it and keeps its initial values when
-    it has none (a head found in part is an error); `encoder_only`: the heads keep theirs.
-    Nothing is assigned before every check. Optimizer state is not loaded.
-
-    Raises:
-        InputError: no checkpoint there, one that cannot be read, no encoder in it, or
-            variables that do not fit the model (each naming the checkpoint).
-    """
+    """Loads `model` (an encoder, a pre-trainer or a task model) from `checkpoint`: an original
+    prefix (or one of its files, or its folder), a bert_tf training checkpoint (`ckpt-<step>`)
+    or a Hugging Face directory. The encoder must be whole; a head is loaded where the
+    checkpoint has it whole, else keeps its initial values (`encoder_only`: always). Nothing is
+    assigned before every check; optimizer state is not loaded. Raises `InputError`, naming the
+    checkpoint, for none there, a damaged one, or variables that do not fit the model."""
     if hf_format.is_hf_directory(checkpoint):
         return assign(model, _hf_tensors(model, os.fspath(checkpoint)), encoder_only)
     prefix = checkpoints.resolve_checkpoint_path(checkpoint)
     try:
-        if checkpoints.is_object_based(prefix):
-            return assign(model, _object_based_tensors(model, prefix), encoder_only)
-        return assign(model, _original_tensors(prefix), encoder_only)
+        return assign(model, _tf_tensors(model, prefix), encoder_only)
     except UNREADABLE_CHECKPOINT as e:
         raise InputError(
             f"{prefix}: the checkpoint cannot be read ({first_line(e)}); it is truncated or "
@@ -92,19 +86,15 @@ def load_checkpoint(
         ) from None
 
 
-def _original_tensors(prefix: str) -> Tensors:
+def _tf_tensors(model: keras.Model, prefix: str) -> Tensors:
     reader = checkpoints.checkpoint_reader(prefix)
-    shapes = reader.get_variable_to_shape_map()
-    skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
-    model_shapes = {name: shape for name, shape in shapes.items() if name not in skipped}
-    return Tensors(prefix, model_shapes, reader.get_tensor, skipped=skipped)
-
-
-def _object_based_tensors(model: keras.Model, prefix: str) -> Tensors:
-    """A bert_tf training checkpoint, by each variable's Keras path: a path, not a place in the
-    object graph, so that any run's checkpoint gives any model its encoder."""
-    reader = checkpoints.checkpoint_reader(prefix)
-    keys, shapes = checkpoints.object_graph_keys(prefix), reader.get_variable_to_shape_map()
+    shapes, keys = reader.get_variable_to_shape_map(), checkpoints.object_graph_keys(reader)
+    if not keys:  # the original's names
+        skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
+        kept = {name: shape for name, shape in shapes.items() if name not in skipped}
+        return Tensors(prefix, kept, reader.get_tensor, skipped=skipped)
+    # A training checkpoint, by each variable's Keras path, not its place in the object graph:
+    # any run's checkpoint gives any model its encoder.
     variables = model.original_variable_names()
     table = {name: keys[v.path] for name, v in variables.items() if v.path in keys}
     encoder = model.encoder_variable_names()
@@ -118,7 +108,7 @@ def _object_based_tensors(model: keras.Model, prefix: str) -> Tensors:
     return Tensors(
         prefix,
         {name: shapes[key] for name, key in table.items()},
-        lambda n: reader.get_tensor(table[n]),
+        lambda name: reader.get_tensor(table[name]),
         own_names={name: variable.path for name, variable in variables.items()},
     )
 
@@ -193,26 +183,17 @@ def assign(model: keras.Model, tensors: Tensors, encoder_only: bool = False) -> 
 def _check_unexpected(tensors: Tensors, unexpected: list[str], table: dict) -> None:
     """Raises `InputError` for encoder variables the model lacks: a deeper model, or another
     network (a BERT's heads of another class are only reported)."""
-    extra = [layer for layer in _layers(unexpected) if layer >= len(_layers(table))]
-    if extra:
-        raise InputError(
-            f"{tensors.source}: has encoder layers {_span(extra)} beyond the model's "
-            f"{len(_layers(table))} (num_hidden_layers); does bert_config.json belong to this "
-            "checkpoint?"
-        )
     foreign = [name for name in unexpected if name.startswith("bert/")]
+    depth = len({match.group(1) for match in map(_LAYER.match, table) if match})
+    extra = sorted({int(match.group(1)) for match in map(_LAYER.match, foreign) if match})
+    if extra and extra[-1] >= depth:
+        span = f"layer_{extra[0]}" + (f" to layer_{extra[-1]}" if len(extra) > 1 else "")
+        raise InputError(
+            f"{tensors.source}: has encoder layers {span} beyond the model's {depth} "
+            "(num_hidden_layers); does bert_config.json belong to this checkpoint?"
+        )
     if foreign:
         raise InputError(
             f"{tensors.source}: {listing(tensors.named(foreign))} is not a variable of the BERT "
             "that its config describes"
         )
-
-
-def _layers(names) -> list[int]:
-    """The encoder layers (`bert/encoder/layer_<i>/...`) that `names` hold variables of."""
-    found = (re.match(r"bert/encoder/layer_(\d+)/", name) for name in names)
-    return sorted({int(match.group(1)) for match in found if match})
-
-
-def _span(layers: list[int]) -> str:
-    return f"layer_{layers[0]}" + (f" to layer_{layers[-1]}" if len(layers) > 1 else "")

@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.model_dir import model_directory, read_do_lower_case
+from bert_tf.pretrained import model_directory, read_do_lower_case
 from bert_tf.serving import MODEL_INPUTS
 from bert_tf.text_graph import InGraphTokenizer
 
@@ -61,7 +61,7 @@ class BertPreprocessor(keras.layers.Layer):
         cls, path: str | os.PathLike, max_seq_length: int = 128, do_lower_case: bool | None = None
     ) -> BertPreprocessor:
         """The preprocessor of the model directory `path` (its vocab.txt), cased as the loading
-        rules say (`model_dir.read_do_lower_case`; `do_lower_case` None: ask the model)."""
+        rules say (`pretrained.read_do_lower_case`; `do_lower_case` None: ask the model)."""
         do_lower_case = read_do_lower_case(path, do_lower_case)
         vocab_file = os.path.join(model_directory(path), VOCAB_ASSET)
         return cls(vocab_file, max_seq_length=max_seq_length, do_lower_case=do_lower_case)

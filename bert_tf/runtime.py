@@ -20,16 +20,15 @@ import keras
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import training_checkpoints
+from bert_tf.checkpoints import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import model_directory, weights_path
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
-from bert_tf.pretrained import saved_class
+from bert_tf.pretrained import model_directory, saved_class, weights_path
 from bert_tf.summaries import summary_writer
 from bert_tf.training import DTYPES, Trainer
 
@@ -215,7 +214,7 @@ def _initialize(model, settings: TrainerSettings) -> None:
     classifier) gives its encoder only: both heads live under the same names, and the other
     task's would load."""
     weights = weights_path(settings.init_checkpoint)
-    saved, said = saved_class(model_directory(weights), weights, None)
+    saved, said, _ = saved_class(model_directory(weights), weights, None)
     encoder_only = saved is not None and saved.head_scope is not None and type(model) is not saved
     if encoder_only:
         logger.warning(

@@ -24,7 +24,7 @@ import time
 
 import tensorflow as tf
 
-from bert_tf.checkpointing import TrainingCheckpoints
+from bert_tf.checkpoints import TrainingCheckpoints
 from bert_tf.errors import Preempted, TrainingDiverged
 from bert_tf.preemption import StopFlag
 from bert_tf.summaries import format_metrics, write_summaries

@@ -20,14 +20,13 @@ from bert_tf.errors import InputError
 from bert_tf.fileio import umask
 from bert_tf.hf_format import hf_name, hf_names, original_names
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import write_task_model_files
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.pretrained import ModelDirectory
+from bert_tf.pretrained import ModelDirectory, write_task_model_files
 
 # The tokens these tests' texts need; the models' vocab_size (tiny_config_dict's 99) covers them.
 # (Not the released 30,522: a small vocabulary keeps the models and their files small.)
@@ -236,24 +235,40 @@ def test_sharded_safetensors_load(tmp_path):
     np.testing.assert_array_equal(back.pooler.kernel.numpy(), model.pooler.kernel.numpy())
 
 
-@pytest.mark.parametrize("escape", ["../elsewhere/x.safetensors", "/etc/x.safetensors", "link"])
-def test_an_index_naming_a_file_outside_the_folder_is_refused(escape, tmp_path):
-    model = random_model("BertModel")
-    write_hf(model, tmp_path / "elsewhere")  # weights outside the model's folder
+def shard_elsewhere(tmp_path, name: str) -> None:
+    """A Hugging Face folder hf/ whose index lists `name` for its one shard, x.safetensors in
+    elsewhere/ beside it."""
+    write_hf(random_model("BertModel"), tmp_path / "elsewhere")
     (tmp_path / "elsewhere" / "model.safetensors").rename(tmp_path / "elsewhere" / "x.safetensors")
     (tmp_path / "hf").mkdir()
-    for name in ("config.json", "vocab.txt"):
-        (tmp_path / "hf" / name).write_bytes((tmp_path / "elsewhere" / name).read_bytes())
-    if escape == "link":
-        (tmp_path / "hf" / "link").symlink_to(tmp_path / "elsewhere" / "x.safetensors")
-    index = {"weight_map": {"pooler.dense.weight": escape}}
-    (tmp_path / "hf" / "model.safetensors.index.json").write_text(json.dumps(index))
+    for file in ("config.json", "vocab.txt"):
+        (tmp_path / "hf" / file).write_bytes((tmp_path / "elsewhere" / file).read_bytes())
+    weight_map = {n: name for n in load_file(tmp_path / "elsewhere" / "x.safetensors")}
+    (tmp_path / "hf" / "model.safetensors.index.json").write_text(
+        json.dumps({"weight_map": weight_map})
+    )
+
+
+@pytest.mark.parametrize("escape", ["../elsewhere/x.safetensors", "/etc/x.safetensors"])
+def test_an_index_naming_a_file_outside_the_folder_is_refused(escape, tmp_path):
+    shard_elsewhere(tmp_path, escape)
     with pytest.raises(InputError) as error:
         load_checkpoint(BertEncoder(config()), tmp_path / "hf")
     assert str(error.value) == (
         f"{tmp_path / 'hf' / 'model.safetensors.index.json'}: lists {escape!r}, outside "
         f"{tmp_path / 'hf'}; expected the name of a file in the model's folder"
     )
+
+
+def test_a_sharded_model_in_the_hugging_face_cache_loads(tmp_path):
+    # The Hub's cache (snapshots/<revision>/) links every file to ../../blobs/<hash>: a link
+    # leading out of the folder is the owner's own layout, not an index escaping it.
+    shard_elsewhere(tmp_path, "model-00001-of-00001.safetensors")
+    link = tmp_path / "hf" / "model-00001-of-00001.safetensors"
+    link.symlink_to(tmp_path / "elsewhere" / "x.safetensors")
+    encoder = BertEncoder(config())
+    report = load_checkpoint(encoder, tmp_path / "hf")
+    assert report.loaded and not report.missing
 
 
 def test_pytorch_bin_is_refused_in_one_line(tmp_path):
@@ -364,7 +379,7 @@ def test_extract_features_takes_a_hugging_face_directory(tmp_path):
 
 
 def test_casing_is_checked_against_tokenizer_config(tmp_path):
-    from bert_tf.model_dir import read_do_lower_case
+    from bert_tf.pretrained import read_do_lower_case
 
     write_hf(random_model("BertModel"), tmp_path / "hf")  # do_lower_case true
     assert read_do_lower_case(str(tmp_path / "hf"), True) is True

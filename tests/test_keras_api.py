@@ -16,16 +16,16 @@ from conftest import REPO, UNCASED_VOCAB, tiny_config_dict
 
 from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.convert import to_hf
+from bert_tf.convert import convert_checkpoint
 from bert_tf.errors import InputError
 from bert_tf.loading import load_checkpoint
-from bert_tf.model_dir import read_config, read_do_lower_case, write_task_model_files
 from bert_tf.modeling import BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.preprocessing import BertPreprocessor
+from bert_tf.pretrained import read_config, read_do_lower_case, write_task_model_files
 from bert_tf.tokenization import FullTokenizer
 
 # The tiny model's vocab: enough words for sentiment-like sentences.
@@ -163,7 +163,9 @@ def test_from_pretrained_loads_a_hugging_face_directory_as_the_original(
     model_dir, tmp_path, model_class, head_args
 ):
     hf_dir = tmp_path / "hf"
-    to_hf(str(model_dir), str(hf_dir), do_lower_case=True)  # config.json, model.safetensors
+    convert_checkpoint(
+        str(model_dir), str(hf_dir), do_lower_case=True
+    )  # config.json, model.safetensors
     model = model_class.from_pretrained(hf_dir, **head_args)
 
     expected = model_class.from_pretrained(model_dir, **head_args)

@@ -12,14 +12,12 @@ import numpy as np
 import pytest
 from conftest import UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpointing import TrainingCheckpoints
-from bert_tf.checkpoints import save_original_checkpoint
+from bert_tf.checkpoints import TrainingCheckpoints, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.convert import convert_checkpoint
 from bert_tf.errors import InputError
-from bert_tf.model_dir import TASK_MODEL_FILE, write_task_model_files
 from bert_tf.modeling import BertClassifier, BertPretrainer, BertTokenClassifier
-from bert_tf.pretrained import load_model_directory
+from bert_tf.pretrained import TASK_MODEL_FILE, load_model_directory, write_task_model_files
 from bert_tf.tokenization import validate_case_matches_checkpoint
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
@@ -112,7 +110,7 @@ def test_a_released_model_unzipped_without_a_state_file_loads(tmp_path):
     cased = released_cased_model(tmp_path)
     (tmp_path / "cased_L-12_H-768_A-12" / "checkpoint").unlink()
     assert isinstance(load_model_directory(cased).model, BertPretrainer)
-    from bert_tf.model_dir import weights_path
+    from bert_tf.pretrained import weights_path
 
     assert weights_path(cased) == f"{cased}/bert_model.ckpt"
 
@@ -162,7 +160,7 @@ def test_a_kept_copy_cut_short_never_looks_whole(tmp_path, monkeypatch):
         real_copy(source, target)
 
     monkeypatch.setattr(filesystem, "copy", copy_cut_short)
-    with pytest.raises(InputError, match=r"kept: cannot keep a copy of .*ckpt-2"):
+    with pytest.raises(InputError, match=r"kept/ckpt-2: cannot write .*ckpt-2 is saved"):
         saver.save(2)
     assert sorted(p.name for p in (tmp_path / "kept").iterdir()) == []
     assert (tmp_path / "ckpt-2.index").exists()  # the checkpoint itself is saved

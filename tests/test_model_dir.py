@@ -12,12 +12,12 @@ from conftest import UNCASED_VOCAB, tiny_config_dict
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning.output_dir import check_fine_tuned_model, fine_tuned_config
-from bert_tf.model_dir import (
+from bert_tf.modeling import BertTokenClassifier
+from bert_tf.pretrained import (
     TASK_MODEL_FILE,
+    load_model_directory,
     write_task_model_files,
 )
-from bert_tf.modeling import BertTokenClassifier
-from bert_tf.pretrained import load_model_directory
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
 

@@ -21,11 +21,11 @@ from conftest import (
     trained_and_exported,
 )
 
-from bert_tf.checkpointing import TrainingCheckpoints
-from bert_tf.model_dir import write_task_model_files
+from bert_tf.checkpoints import TrainingCheckpoints
 from bert_tf.modeling import BertClassifier
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
+from bert_tf.pretrained import write_task_model_files
 
 CONLL_DIR = REPO.parent / "shared" / "data" / "conll2003"
 WORDS = {

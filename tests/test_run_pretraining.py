@@ -229,8 +229,9 @@ def test_resume_input_goes_on_where_the_stopped_run_was_in_its_records(setup, tm
 
 
 def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
+    from bert_tf.config import BertConfig
     from bert_tf.finetuning.driver import load_model_files
-    from bert_tf.model_dir import left_to_right_config
+    from bert_tf.pretrained import adopt_checkpoint_attention
 
     output_dir = tmp_path / "ltr"
     result = run_script(
@@ -244,10 +245,13 @@ def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup,
         )
     )
     assert result.returncode == 0, result.stderr
+    shape = BertConfig.from_json_file(setup["bert_config_file"])  # not causal
     for checkpoint in (output_dir / "ckpt-2", output_dir / "kept" / "ckpt-1", output_dir):
-        assert left_to_right_config(str(checkpoint)) == str(output_dir / "bert_config.json")
-    assert left_to_right_config(str(output_dir / "pretrained" / "bert_model.ckpt"))
-    assert left_to_right_config(str(setup["init_checkpoint"])) is None
+        assert adopt_checkpoint_attention(shape, str(checkpoint)).causal_attention
+    assert adopt_checkpoint_attention(
+        shape, str(output_dir / "pretrained" / "bert_model.ckpt")
+    ).causal_attention
+    assert not adopt_checkpoint_attention(shape, str(setup["init_checkpoint"])).causal_attention
 
     class Options:  # what load_model_files reads
         do_lower_case = True

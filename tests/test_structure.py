@@ -41,7 +41,7 @@ def test_every_script_runs_through_the_one_option_system():
 # The modules that read and write models: handed the model (or its class), they know no model
 # class by import, so that `from_pretrained` on a model class reaches down to them and nothing
 # reaches back up (keras-hub's `from_preset` shape).
-LOADERS = ("checkpointing", "checkpoints", "hf_format", "loading", "model_dir", "pretrained")
+LOADERS = ("checkpoints", "hf_format", "loading", "model_dir", "pretrained")
 
 
 def test_the_loaders_import_no_model_class():

@@ -32,7 +32,7 @@ import random
 import numpy as np
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import check_checkpoint_folder
+from bert_tf.checkpoints import check_checkpoint_folder
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
@@ -46,13 +46,13 @@ from bert_tf.finetuning.output_dir import (
 )
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.input_pipeline import record_dataset
-from bert_tf.model_dir import (
+from bert_tf.modeling.task_model import BertTaskModel
+from bert_tf.options import check_options
+from bert_tf.pretrained import (
     adopt_checkpoint_attention,
     read_do_lower_case,
     write_task_model_files,
 )
-from bert_tf.modeling.task_model import BertTaskModel
-from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
 from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
 from bert_tf.tfrecord import write_records

@@ -10,10 +10,10 @@ import os
 import keras
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import training_checkpoints
+from bert_tf.checkpoints import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.model_dir import task_model_description
+from bert_tf.pretrained import task_model_description
 
 logger = logging.getLogger(__name__)
 

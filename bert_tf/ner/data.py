@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
-from bert_tf.model_dir import LABELS_FILE
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
+from bert_tf.pretrained import LABELS_FILE
 from bert_tf.tfds import load_prepared
 
 DOCSTART = "-DOCSTART-"

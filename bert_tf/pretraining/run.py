@@ -19,8 +19,7 @@ import os
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.checkpointing import check_checkpoint_folder
-from bert_tf.checkpoints import save_original_checkpoint
+from bert_tf.checkpoints import check_checkpoint_folder, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import input_seed, is_chief, num_workers
 from bert_tf.errors import InputError
