@@ -156,17 +156,16 @@ def _staged(prefix: str, suffixes, write, why: str = "") -> None:
         for suffix in sorted(suffixes, key=lambda suffix: suffix == ".index"):
             filesystem.rename(tmp + suffix, prefix + suffix)
     except (tf.errors.OpError, OSError) as e:
-        for partial in filesystem.glob(filesystem.escape(tmp) + "*"):
-            filesystem.remove(partial)
-        raise InputError(
-            f"{prefix}: cannot write the checkpoint ({first_line(e)}); "
-            f"{why or 'nothing was left under that name'}"
-        ) from None
+        kept = why or "nothing was left under that name"
+        raise _cannot(f"{prefix}: cannot write", filesystem.escape(tmp) + "*", e, kept) from None
 
 
-def remove_path(path: str) -> None:
-    """Removes a file or a folder with what is in it."""
-    (filesystem.rmtree if filesystem.isdir(path) else filesystem.remove)(path)
+def _cannot(what: str, leftovers: str, error: Exception, kept: str) -> InputError:
+    """Removes what a failed write began (the paths the pattern `leftovers` matches) and
+    returns the one line that says so."""
+    for partial in filesystem.glob(leftovers):
+        filesystem.discard(partial)
+    return InputError(f"{what} the checkpoint ({first_line(error)}); {kept}")
 
 
 class TrainingCheckpoints:
@@ -241,12 +240,9 @@ class TrainingCheckpoints:
             path = self.manager.save(checkpoint_number=step)
         except (tf.errors.OpError, OSError) as e:
             prefix = os.path.join(self.directory, f"ckpt-{step}")
-            for partial in filesystem.glob(filesystem.escape(prefix) + "[._]*"):
-                remove_path(partial)
-            raise InputError(
-                f"{prefix}: cannot save the checkpoint ({first_line(e)}); "
-                f"{f'the previous one, {previous}, is kept' if previous else 'none was saved'}"
-            ) from None
+            kept = f"the previous one, {previous}, is kept" if previous else "none was saved"
+            leftovers = filesystem.escape(prefix) + "[._]*"  # its files and ckpt-<step>_temp/
+            raise _cannot(f"{prefix}: cannot save", leftovers, e, kept) from None
         every = self.keep_every_n_steps
         if every and step % every == 0:
             kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR, os.path.basename(path))

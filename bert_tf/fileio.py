@@ -12,11 +12,11 @@ from __future__ import annotations
 import codecs
 import contextlib
 import errno
-import glob
 import io
 import logging
 import os
 import re
+import socket
 import tempfile
 from collections.abc import Iterator
 from typing import IO
@@ -101,20 +101,21 @@ def check_output_file(path: str, flag: str) -> None:
 
 
 def temporary_prefix(path: str) -> str:
-    """`PATH.tmp-PID-`: the start of the names a file is written under before its rename; the
-    process id tells a file still being written from one a killed run left."""
-    return f"{path}.tmp-{os.getpid()}-"
+    """`PATH.tmp-HOST-PID-`: the start of the names a file is written under before its rename;
+    the host and process tell a file still being written from one a killed run left, in a
+    bucket that several machines write to as on a local disk."""
+    return f"{path}.tmp-{socket.gethostname()}-{os.getpid()}-"
 
 
 def remove_stale_temporaries(path: str) -> None:
-    """Removes the `PATH.tmp-PID-*` files of processes that no longer run (killed while they
-    wrote `path`), saying so in a line each."""
-    for stale in glob.glob(glob.escape(path) + ".tmp-*"):
-        pid = stale[len(path) + len(".tmp-") :].split("-", 1)[0]
-        if pid.isdigit() and not _running(int(pid)):
-            with contextlib.suppress(FileNotFoundError):
-                os.remove(stale)
-                logger.warning("removed %s, left by an interrupted run", stale)
+    """Removes the `PATH.tmp-HOST-PID-*` files (or folders) that processes of this machine
+    left when killed while they wrote `path`, on a local disk or at a URL alike, saying so in a
+    line each (another machine's may still be at work: they stay)."""
+    for stale in filesystem.glob(filesystem.escape(path) + ".tmp-*"):
+        *host, pid, _ = stale[len(path) + len(".tmp-") :].rsplit("-", 2)
+        if host in ([], [socket.gethostname()]) and pid.isdigit() and not _running(int(pid)):
+            filesystem.discard(stale)
+            logger.warning("removed %s, left by an interrupted run", stale)
 
 
 def _running(pid: int) -> bool:
@@ -175,14 +176,14 @@ def _atomic_open_url(path: str, mode: str) -> Iterator[IO]:
     if filesystem.isdir(path):
         raise InputError(f"{path}: is a folder; expected the path of a file to write")
     filesystem.makedirs(os.path.dirname(path))
+    remove_stale_temporaries(path)
     tmp_path = temporary_prefix(path) + os.urandom(4).hex()
     try:
         with filesystem.open_file(tmp_path, mode) as f:
             yield f
         filesystem.rename(tmp_path, path)
     except BaseException:
-        with contextlib.suppress(OSError):
-            filesystem.remove(tmp_path)
+        filesystem.discard(tmp_path)
         raise
 
 
@@ -193,6 +194,7 @@ def staging_folder(target: str) -> Iterator[str]:
     failed, or moved only a copy of it)."""
     parent = os.path.dirname(target.rstrip("/")) or "."
     filesystem.makedirs(parent)
+    remove_stale_temporaries(target.rstrip("/"))
     if filesystem.is_url(target):
         staging = temporary_prefix(target.rstrip("/")) + os.urandom(4).hex()
         filesystem.makedirs(staging)

@@ -118,6 +118,13 @@ def rmtree(path: str | os.PathLike) -> None:
         shutil.rmtree(path, ignore_errors=True)
 
 
+def discard(path: str | os.PathLike) -> None:
+    """Removes the file or folder `path` where it can, quietly: cleanup after a failure, which
+    must not hide that failure (an OSError locally, a TensorFlow error at a URL)."""
+    with contextlib.suppress(Exception):
+        (rmtree if isdir(path) else remove)(path)
+
+
 def rename(source: str, target: str, last: tuple[str, ...] = ()) -> None:
     """Renames the file or folder `source` to `target`, replacing a file there. Local:
     `os.replace`, atomic. A URL: a file by the file system's rename, which on object stores

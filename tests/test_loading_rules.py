@@ -238,3 +238,34 @@ def test_a_hugging_face_file_at_a_url_is_read_once(tmp_path, monkeypatch):
     monkeypatch.setattr(filesystem, "open_file", counting_open)
     load_checkpoint(BertClassifier(CONFIG, 2), url)
     assert [p for p in opened if p.endswith(".safetensors")] == [f"{url}/model.safetensors"]
+
+
+def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path, caplog):
+    import logging
+    import socket
+    import subprocess
+    import sys
+    import uuid
+
+    import tensorflow as tf
+
+    from bert_tf import filesystem
+    from bert_tf.checkpoints import write_original_checkpoint
+    from bert_tf.fileio import atomic_write_text
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
+                          capture_output=True, text=True).stdout.strip()  # fmt: skip
+    host = socket.gethostname()
+    for folder in (f"ram://stale_{uuid.uuid4().hex}", str(tmp_path)):
+        tf.io.gfile.makedirs(folder)
+        text, prefix = f"{folder}/out.txt", f"{folder}/bert_model.ckpt"
+        left = [f"{text}.tmp-{host}-{dead}-k1ll3d", f"{prefix}.tmp-{host}-{dead}-k1ll3d.index"]
+        elsewhere = f"{text}.tmp-another-machine-{dead}-st1ll"  # may still be at work: kept
+        for path in [*left, elsewhere]:
+            with tf.io.gfile.GFile(path, "w") as f:
+                f.write("half")
+        with caplog.at_level(logging.WARNING):
+            atomic_write_text(text, "x\n")
+            write_original_checkpoint({"w": np.zeros(2, np.float32)}, prefix)
+        assert sorted(filesystem.glob(f"{folder}/*.tmp-*")) == [elsewhere], folder
+        assert all(f"removed {path}, left by an interrupted run" in caplog.text for path in left)
