@@ -13,11 +13,12 @@ vocabularies skip it. Learned pieces fill the rest.
 from __future__ import annotations
 
 import collections
-from collections.abc import Iterable
+import re
+from collections.abc import Iterable, Mapping
 
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_lines
-from bert_tf.tokenization import BasicTokenizer
+from bert_tf.tokenization import BasicTokenizer, WordpieceTokenizer
 
 RELEASED_VOCAB_SIZE = 30522
 
@@ -62,3 +63,42 @@ def build_vocab(
     )
     pieces = [piece for piece in learned if piece not in set(head)]
     return head + pieces[: vocab_size - len(head)]
+
+
+# Domain words into a released vocabulary (continued pre-training, issue 49). ------------------
+
+UNUSED = re.compile(r"\[unused\d+\]")
+
+
+def wordpiece_count(word_counts: Mapping[str, int], vocab: Mapping[str, int]) -> int:
+    """How many WordPiece tokens the words of `word_counts` make, each as often as counted."""
+    pieces = WordpieceTokenizer(vocab)
+    return sum(len(pieces.tokenize(word)) * count for word, count in word_counts.items())
+
+
+def split_words(word_counts: Mapping[str, int], vocab: Mapping[str, int]) -> list[str]:
+    """The words `vocab` does not hold whole (split into several pieces, or [UNK]), the most
+    frequent first (ties by the word): the candidates for its `[unusedN]` slots."""
+    pieces = WordpieceTokenizer(vocab)
+    split = [word for word in word_counts if pieces.tokenize(word) != [word]]
+    return sorted(split, key=lambda word: (-word_counts[word], word))
+
+
+def extend_vocab(vocab: list[str], words: Iterable[str]) -> tuple[list[str], list[str]]:
+    """`vocab` with `words` in place of its `[unusedN]` tokens, the lowest ids first, and the
+    words put in. Every other token keeps its id, so a checkpoint of `vocab` still fits: the
+    rows of the `[unusedN]` tokens are the ones its model never trained. Words `vocab` already
+    holds are left out; so are those beyond its free slots (the most frequent first wins).
+
+    Raises:
+        InputError: `vocab` has no `[unusedN]` token.
+    """
+    slots = [i for i, token in enumerate(vocab) if UNUSED.fullmatch(token)]
+    if not slots:
+        raise InputError("the vocab has no [unusedN] tokens to replace")
+    held = set(vocab)
+    new = [word for word in dict.fromkeys(words) if word not in held][: len(slots)]
+    extended = list(vocab)
+    for slot, word in zip(slots, new, strict=False):
+        extended[slot] = word
+    return extended, new
