@@ -74,3 +74,11 @@ def test_squad_articles_become_paragraphs_a_line_and_articles_documents(tmp_path
     path = tmp_path / "train.json"
     path.write_text(json.dumps(squad))
     assert paragraphs(str(path)) == "One para. Still one.\nTwo.\n\nThree.\n"
+
+
+def test_at_long40k_the_base_is_table_6s_run_of_the_base_shape(tmp_path):
+    # The same shape, steps and rate as long's base model, trained anyway for Table 6.
+    result = dry_run(tmp_path, "long40k")
+    assert result.returncode == 0, result.stderr
+    continued = [c for c in result.stdout.splitlines() if "_warmup4000_domain_4000steps " in c]
+    assert continued and all("_warmup4000/pretrained/bert_model.ckpt " in c for c in continued)

@@ -17,7 +17,7 @@ import os
 
 from bert_tf import filesystem
 from bert_tf.fileio import atomic_write_text
-from reproduction.pretraining import Model, Pretraining, random_model
+from reproduction.pretraining import Model, Pretraining, random_model, table6_run
 from reproduction.runner import read_results
 from reproduction.scales import DEFAULT_MASKING
 from reproduction.tables import Table
@@ -34,7 +34,10 @@ def domain(ctx):
     same continued steps from random weights; columns the domain's held-out masked-LM
     perplexity and QNLI's Dev accuracy. Also OUT/tables/domain_adaptation.tsv."""
     scale, data, runner = ctx.scale, ctx.data, ctx.runner
-    base = ctx.model(Pretraining(scale.base_shape))
+    # At long40k, Table 6's run of the base shape (the base model's steps and rate, a tenth as
+    # warm-up), which that table trains anyway; elsewhere the base model of the other tables.
+    run = table6_run(scale, scale.base_shape) if scale.table6_warmup_steps else None
+    base = ctx.model(run or Pretraining(scale.base_shape))
     steps = scale.pretraining_steps // STEPS_SHARE
     corpus, heldout = domain_corpus(ctx)
     vocab = os.path.join(data.dir, "domain", "vocab.txt")
@@ -135,14 +138,14 @@ def domain_records(ctx, name: str, vocab: str, corpus: str, heldout: str) -> tup
 
 def domain_eval(ctx, model: Model, heldout: str) -> float | None:
     """`model`'s held-out masked-LM perplexity on the domain's records `heldout`, as it is."""
-    out = os.path.join(ctx.runner.output_dir, "pretraining", model.name, "eval_domain")
+    out = os.path.join(ctx.runner.output_dir, "domain", model.name, "eval")
     flags = {
         "bert_config_file": model.bert_config, "init_checkpoint": model.init_checkpoint,
         "input_file": heldout, "output_dir": out, "do_eval": True, "eval_batch_size": 32,
         "max_eval_steps": 1000,
     }  # fmt: skip
     done = os.path.join(out, "eval_results.txt")
-    ctx.runner.python(f"pretraining/{model.name}/eval_domain", "run_pretraining.py", flags, done)
+    ctx.runner.python(f"domain/{model.name}/eval", "run_pretraining.py", flags, done)
     return _perplexity(done)
 
 
@@ -153,7 +156,7 @@ def continue_pretraining(ctx, start: Model, vocab: str, records, steps: int):
     train, eval_records = records
     own_vocab = vocab != ctx.data.vocab
     name = f"{start.name}_domain" + ("_vocab" if own_vocab else "") + f"_{steps}steps"
-    out = os.path.join(ctx.runner.output_dir, "pretraining", name)
+    out = os.path.join(ctx.runner.output_dir, "domain", name)  # not the books' pretraining.tsv
     flags = {
         "bert_config_file": start.bert_config, "init_checkpoint": start.init_checkpoint,
         "input_file": train, "eval_input_file": eval_records, "output_dir": out,
@@ -166,7 +169,7 @@ def continue_pretraining(ctx, start: Model, vocab: str, records, steps: int):
     }  # fmt: skip
     pretrained = os.path.join(out, "pretrained")
     done = os.path.join(pretrained, "bert_model.ckpt.index")
-    ctx.runner.python(f"pretraining/{name}", "run_pretraining.py", flags, done)
+    ctx.runner.python(f"domain/{name}", "run_pretraining.py", flags, done)
     model = Model(
         name, os.path.join(pretrained, "bert_config.json"), vocab,
         os.path.join(pretrained, "bert_model.ckpt"), start.hidden_size,
