@@ -201,15 +201,21 @@ def export_classifier(
     )
 
 
-def check_text_pairs(text_a: tf.Tensor, text_b: tf.Tensor) -> tf.Operation:
-    """The raw-text signature's check of a request: text_a and text_b [batch] are pairs, row
-    by row. Without it, lists of different lengths fail inside the packing with TensorFlow's
-    "Incompatible shapes: [3] vs. [2]", which names neither input."""
+def check_text_pairs(
+    text_a: tf.Tensor,
+    text_b: tf.Tensor,
+    names: tuple[str, str] = ("text_a", "text_b"),
+    hint: str = "an empty text_b packs its text_a alone",
+) -> tf.Operation:
+    """The raw-text signature's check of a request: its two inputs `names` [batch] are pairs,
+    row by row. Without it, lists of different lengths fail inside the packing with
+    TensorFlow's "Incompatible shapes: [3] vs. [2]", which names neither input, or (SQuAD's)
+    answer fewer questions than were asked."""
     len_a, len_b = tf.size(text_a), tf.size(text_b)
     # The lengths are known only when a request comes, so the message is formatted in the graph.
     message = tf.strings.format(
-        "serving_default: text_a has {} strings and text_b {}; expected one text_b per text_a "
-        "(an empty text_b packs its text_a alone)",
+        f"serving_default: {names[0]} has {{}} strings and {names[1]} {{}}; expected one "
+        f"{names[1]} per {names[0]} ({hint})",
         (len_a, len_b),
     )
     return tf.debugging.Assert(tf.equal(len_a, len_b), [message])

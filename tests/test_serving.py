@@ -24,7 +24,7 @@ from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.serving import export_ner
 from bert_tf.serving import METADATA_FILE, check_export_dir, export_classifier
 from bert_tf.squad.serving import export_squad
-from bert_tf.swag.serving import export_swag
+from bert_tf.swag.serving import ENDINGS, export_swag
 
 
 def earlier_export(folder: Path) -> Path:
@@ -191,6 +191,18 @@ def test_text_a_and_text_b_of_different_lengths_are_refused_naming_both_and_thei
     # The pairs the message asks for are answered: an empty text_b where there is none.
     out = serve_text(text_a=tf.constant(["a", "b", "c"]), text_b=tf.constant(["x", "y", ""]))
     assert out["probabilities"].shape == (3, 2)
+
+
+def test_swag_columns_of_different_lengths_are_refused_naming_them(exports):
+    serve_text = exports["swag"].signatures["serving_default"]
+    columns = {name: tf.constant(["a", "b"]) for name in ("sent1", "sent2", *ENDINGS)}
+    columns["ending2"] = tf.constant(["a"])
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        serve_text(**columns)
+    assert (
+        "serving_default: sent1 has 2 strings and ending2 1; expected one ending2 per sent1 (one "
+        "row of SWAG each)"
+    ) in str(error.value)
 
 
 def test_an_export_has_the_permissions_of_the_users_umask(exports):

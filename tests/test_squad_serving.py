@@ -97,3 +97,20 @@ def test_an_empty_context_is_answered_empty_beside_the_others(version_2):
         questions = tf.constant(["What sat?"] * len(contexts))
         out = answerer.answer(questions, tf.constant(contexts))
         assert list(out["answer"].numpy()) == expected, contexts
+
+
+def test_questions_and_contexts_of_different_lengths_are_refused_naming_both():
+    # Without the check, three questions on two contexts were answered twice, without a word.
+    answerer = QuestionAnswerer(
+        FirstWordModel(), str(SAMPLE_DATA / "vocab.txt"), do_lower_case=True, max_seq_length=32,
+        doc_stride=8, max_query_length=8, n_best_size=5, max_answer_length=10,
+        version_2_with_negative=False, null_score_diff_threshold=0.0,
+    )  # fmt: skip
+    with pytest.raises(tf.errors.InvalidArgumentError) as error:
+        answerer.answer(tf.constant(["Who?", "What?", "Where?"]), tf.constant(["a b", "c d"]))
+    assert (
+        "serving_default: question has 3 strings and context 2; expected one context per "
+        "question (one answer each)"
+    ) in str(error.value)
+    out = answerer.answer(tf.constant(["Who?", "What?"]), tf.constant(["a b", "c d"]))
+    assert list(out["answer"].numpy()) == [b"a", b"c"]

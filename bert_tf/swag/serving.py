@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.serving import MODEL_INPUTS, export_model
+from bert_tf.serving import MODEL_INPUTS, check_text_pairs, export_model
 from bert_tf.swag.data import NUM_CHOICES
 from bert_tf.text_graph import InGraphTokenizer
 
@@ -38,6 +38,14 @@ def export_swag(
         }
 
     def serve_text(sent1, sent2, ending0, ending1, ending2, ending3):
+        texts = (sent2, ending0, ending1, ending2, ending3)
+        others = dict(zip(("sent2", *ENDINGS), texts, strict=True))
+        checks = [
+            check_text_pairs(sent1, text, ("sent1", name), "one row of SWAG each")
+            for name, text in others.items()
+        ]
+        with tf.control_dependencies(checks):
+            sent1 = tf.identity(sent1)
         context = tokenizer.tokenize(sent1)
         packed = [
             tokenizer.pack(
