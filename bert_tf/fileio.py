@@ -112,8 +112,8 @@ def remove_stale_temporaries(path: str) -> None:
     left when killed while they wrote `path`, on a local disk or at a URL alike, saying so in a
     line each (another machine's may still be at work: they stay)."""
     for stale in filesystem.glob(filesystem.escape(path) + ".tmp-*"):
-        *host, pid, _ = stale[len(path) + len(".tmp-") :].rsplit("-", 2)
-        if host in ([], [socket.gethostname()]) and pid.isdigit() and not _running(int(pid)):
+        *host, pid, _ = ["", *stale[len(path) + len(".tmp-") :].rsplit("-", 2)][-3:]
+        if host in ([""], [socket.gethostname()]) and pid.isdigit() and not _running(int(pid)):
             filesystem.discard(stale)
             logger.warning("removed %s, left by an interrupted run", stale)
 
