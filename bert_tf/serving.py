@@ -174,13 +174,15 @@ def export_classifier(
         }
 
     def serve_text(text_a, text_b=None):
-        checks = [] if text_b is None else [check_text_pairs(text_a, text_b)]
-        with tf.control_dependencies(checks):
-            ids_a = tokenizer.tokenize(text_a)
-            ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
-            # By default padded to the longest request: a short pair costs its own length.
-            features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
-            return outputs_of(model(features, training=False))
+        if text_b is not None:
+            text_a, text_b = check_text_pairs(
+                {"text_a": text_a, "text_b": text_b}, "an empty text_b packs its text_a alone"
+            )
+        ids_a = tokenizer.tokenize(text_a)
+        ids_b = tokenizer.tokenize(text_b) if text_b is not None else None
+        # By default padded to the longest request: a short pair costs its own length.
+        features = tokenizer.pack(ids_a, ids_b, max_seq_length, to_longest=pad_to_longest)
+        return outputs_of(model(features, training=False))
 
     text_signature = [tf.TensorSpec([None], tf.string, name="text_a")]
     if text_pairs:
@@ -201,24 +203,25 @@ def export_classifier(
     )
 
 
-def check_text_pairs(
-    text_a: tf.Tensor,
-    text_b: tf.Tensor,
-    names: tuple[str, str] = ("text_a", "text_b"),
-    hint: str = "an empty text_b packs its text_a alone",
-) -> tf.Operation:
-    """The raw-text signature's check of a request: its two inputs `names` [batch] are pairs,
-    row by row. Without it, lists of different lengths fail inside the packing with
-    TensorFlow's "Incompatible shapes: [3] vs. [2]", which names neither input, or (SQuAD's)
-    answer fewer questions than were asked."""
-    len_a, len_b = tf.size(text_a), tf.size(text_b)
-    # The lengths are known only when a request comes, so the message is formatted in the graph.
-    message = tf.strings.format(
-        f"serving_default: {names[0]} has {{}} strings and {names[1]} {{}}; expected one "
-        f"{names[1]} per {names[0]} ({hint})",
-        (len_a, len_b),
-    )
-    return tf.debugging.Assert(tf.equal(len_a, len_b), [message])
+def check_text_pairs(texts: dict[str, tf.Tensor], hint: str) -> list[tf.Tensor]:
+    """The raw-text signature's check of a request: its inputs `texts` {name: [batch] strings}
+    are rows, the first of each row named first. Returns the same tensors, each readable only
+    after the check has passed: a graph runs ops in no fixed order, so an op fed the unchecked
+    inputs could fail first with TensorFlow's "Incompatible shapes: [3] vs. [2]", which names
+    neither input, or (SQuAD's) answer fewer questions than were asked."""
+    (first, text), *others = texts.items()
+    checks = []
+    for name, other in others:
+        len_a, len_b = tf.size(text), tf.size(other)
+        # The lengths are known only when a request comes: the message is formatted in the graph.
+        message = tf.strings.format(
+            f"serving_default: {first} has {{}} strings and {name} {{}}; expected one {name} per "
+            f"{first} ({hint})",
+            (len_a, len_b),
+        )
+        checks.append(tf.debugging.Assert(tf.equal(len_a, len_b), [message]))
+    with tf.control_dependencies(checks):
+        return [tf.identity(value) for value in texts.values()]
 
 
 def model_in_dtype(model, dtype: str):

@@ -22,7 +22,7 @@ from bert_tf.modeling import BertClassifier, BertMultipleChoice
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.serving import export_ner
-from bert_tf.serving import METADATA_FILE, check_export_dir, export_classifier
+from bert_tf.serving import METADATA_FILE, check_export_dir, check_text_pairs, export_classifier
 from bert_tf.squad.serving import export_squad
 from bert_tf.swag.serving import ENDINGS, export_swag
 
@@ -193,16 +193,35 @@ def test_text_a_and_text_b_of_different_lengths_are_refused_naming_both_and_thei
     assert out["probabilities"].shape == (3, 2)
 
 
-def test_swag_columns_of_different_lengths_are_refused_naming_them(exports):
+@pytest.mark.parametrize("short", ["sent2", *ENDINGS])
+def test_swag_columns_of_different_lengths_are_refused_naming_them(exports, short):
     serve_text = exports["swag"].signatures["serving_default"]
     columns = {name: tf.constant(["a", "b"]) for name in ("sent1", "sent2", *ENDINGS)}
-    columns["ending2"] = tf.constant(["a"])
+    columns[short] = tf.constant(["a"])
     with pytest.raises(tf.errors.InvalidArgumentError) as error:
         serve_text(**columns)
     assert (
-        "serving_default: sent1 has 2 strings and ending2 1; expected one ending2 per sent1 (one "
+        f"serving_default: sent1 has 2 strings and {short} 1; expected one {short} per sent1 (one "
         "row of SWAG each)"
     ) in str(error.value)
+
+
+def test_the_texts_a_pair_check_returns_are_read_only_after_the_check():
+    # A graph runs its ops in no fixed order: an op fed the unchecked inputs could fail first
+    # with TensorFlow's own error, which names no input (it did, on another machine's CI).
+    @tf.function
+    def join(a, b):
+        a, b = check_text_pairs({"a": a, "b": b}, "a hint")
+        return tf.strings.join([a, b])
+
+    graph = join.get_concrete_function(
+        tf.TensorSpec([None], tf.string), tf.TensorSpec([None], tf.string)
+    ).graph
+    for tensor in graph.get_operation_by_name("StringJoin").inputs:
+        assert [op.type for op in tensor.op.control_inputs] == ["Assert"]
+    for _ in range(20):
+        with pytest.raises(tf.errors.InvalidArgumentError, match="a has 2 strings and b 1"):
+            join(tf.constant(["x", "y"]), tf.constant(["z"]))
 
 
 def test_an_export_has_the_permissions_of_the_users_umask(exports):

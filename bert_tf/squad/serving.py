@@ -79,9 +79,9 @@ class QuestionAnswerer(tf.Module):
 
         Shapes: B = batch, W = words, T = context pieces, Q = question pieces, N = windows
         of the whole batch, S = max_seq_length, K = n_best_size."""
-        pairs = check_text_pairs(question, context, ("question", "context"), "one answer each")
-        with tf.control_dependencies([pairs]):
-            context = tf.identity(context)
+        question, context = check_text_pairs(
+            {"question": question, "context": context}, "one answer each"
+        )
         words = tf_text.regex_split(context, _CONTEXT_WHITESPACE)  # [B, (W)]
         word_pieces = self.tokenizer.tokenize(words.flat_values)  # [sum W, (pieces)]
         pieces_per_example = tf.reduce_sum(words.with_flat_values(word_pieces.row_lengths()), 1)

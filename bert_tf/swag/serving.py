@@ -38,20 +38,16 @@ def export_swag(
         }
 
     def serve_text(sent1, sent2, ending0, ending1, ending2, ending3):
-        texts = (sent2, ending0, ending1, ending2, ending3)
-        others = dict(zip(("sent2", *ENDINGS), texts, strict=True))
-        checks = [
-            check_text_pairs(sent1, text, ("sent1", name), "one row of SWAG each")
-            for name, text in others.items()
-        ]
-        with tf.control_dependencies(checks):
-            sent1 = tf.identity(sent1)
+        columns = (sent1, sent2, ending0, ending1, ending2, ending3)
+        sent1, sent2, *endings = check_text_pairs(
+            dict(zip(("sent1", "sent2", *ENDINGS), columns, strict=True)), "one row of SWAG each"
+        )
         context = tokenizer.tokenize(sent1)
         packed = [
             tokenizer.pack(
                 context, tokenizer.tokenize(tf.strings.join([sent2, ending], " ")), max_seq_length
             )
-            for ending in (ending0, ending1, ending2, ending3)
+            for ending in endings
         ]  # 4 x {name: [N, S]}
         features = {name: tf.stack([p[name] for p in packed], axis=1) for name in MODEL_INPUTS}
         return outputs_of(model(features, training=False))  # features: [N, 4, S]
