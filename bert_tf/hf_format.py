@@ -196,7 +196,8 @@ def weight_files(directory: str) -> list[str]:
 
 class HfWeights:
     """The weights of a Hugging Face directory by name (`shapes`, `read`). A local file is
-    mapped; a URL's is read whole once and kept, never downloaded again per tensor."""
+    mapped; a URL's is read whole once and kept, never downloaded again per tensor, and not at
+    all for its `shapes`."""
 
     def __init__(self, directory: str) -> None:
         self.file_of: dict[str, str] = {}
@@ -205,24 +206,19 @@ class HfWeights:
         for path in weight_files(directory):
             if not filesystem.isfile(path):
                 raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
-            for name, shape in self._read(path, None).items():
+            for name, shape in _header_shapes(path).items():
                 self.file_of[name], self.shapes[name] = path, shape
 
-    def _read(self, path: str, name: str | None):
-        """The tensor `name` of the file `path`, or (None) the shape of each in it."""
+    def read(self, name: str) -> np.ndarray:
+        path = self.file_of[name]
         try:
-            if filesystem.is_url(path):
-                if path not in self._whole:
-                    with filesystem.open_file(path, "rb") as f:
-                        self._whole[path] = safetensors.numpy.load(f.read())
-                tensors = self._whole[path]
-                if name is None:
-                    return {key: list(value.shape) for key, value in tensors.items()}
-                return tensors[name]
-            with safe_open(path, framework="np") as f:
-                if name is None:
-                    return {key: list(f.get_slice(key).get_shape()) for key in f.keys()}
-                return f.get_tensor(name)
+            if not filesystem.is_url(path):
+                with safe_open(path, framework="np") as f:
+                    return f.get_tensor(name)
+            if path not in self._whole:
+                with filesystem.open_file(path, "rb") as f:
+                    self._whole[path] = safetensors.numpy.load(f.read())
+            return self._whole[path][name]
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None
         except (TypeError, ValueError) as e:  # bfloat16 has no numpy dtype
@@ -231,8 +227,19 @@ class HfWeights:
                 "float32 or float16"
             ) from None
 
-    def read(self, name: str) -> np.ndarray:
-        return self._read(self.file_of[name], name)
+
+def _header_shapes(path: str) -> dict[str, list[int]]:
+    """The shape of each tensor in the safetensors file `path`, from its header alone (an
+    8-byte little-endian length, then JSON): a URL's head is known without downloading its
+    weights. Ours because safetensors reads headers from a local path only."""
+    with filesystem.open_file(path, "rb") as f:
+        length = int.from_bytes(f.read(8), "little")
+        header = f.read(length) if length <= 100_000_000 else b""  # safetensors' own limit
+    try:
+        tensors = json.loads(header).items()
+        return {k: [int(n) for n in v["shape"]] for k, v in tensors if k != "__metadata__"}
+    except (ValueError, TypeError, KeyError, AttributeError):
+        raise InputError(f"{path}: not a readable safetensors file (its header)") from None
 
 
 def architecture(model: keras.Model) -> str:

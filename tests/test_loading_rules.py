@@ -214,7 +214,9 @@ def test_a_failed_export_leaves_the_earlier_pretrained_model_whole(tmp_path, mon
     assert sorted(p.name for p in tmp_path.iterdir()) == ["pretrained"]
 
 
-def test_a_hugging_face_file_at_a_url_is_read_once(tmp_path, monkeypatch):
+@pytest.mark.parametrize("loader", ["load_checkpoint", "load_model_directory"])
+def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, loader):
+    # Finding the head's class and shape reads the file's header, not its weights.
     import uuid
 
     import tensorflow as tf
@@ -222,22 +224,58 @@ def test_a_hugging_face_file_at_a_url_is_read_once(tmp_path, monkeypatch):
     from bert_tf import filesystem
     from bert_tf.convert import write_hf_directory
     from bert_tf.loading import load_checkpoint
-    from bert_tf.pretrained import ModelDirectory
+    from bert_tf.pretrained import ModelDirectory, load_model_directory
 
     url = f"ram://loading_{uuid.uuid4().hex}/hf"
-    model = BertClassifier(CONFIG, 2)
     tf.io.gfile.makedirs(url)
-    write_hf_directory(ModelDirectory(model, str(UNCASED_VOCAB), True), url)
-    opened = []
+    write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), url)
+    weights = f"{url}/model.safetensors"
+    read = []
     real_open = filesystem.open_file
 
+    class Counted:
+        def __init__(self, f):
+            self.f = f
+
+        def read(self, *size):
+            data = self.f.read(*size)
+            read.append(len(data))
+            return data
+
+        def __enter__(self):
+            return self
+
+        def __exit__(self, *exc):
+            self.f.close()
+
     def counting_open(path, *args, **kwargs):
-        opened.append(str(path))
-        return real_open(path, *args, **kwargs)
+        f = real_open(path, *args, **kwargs)
+        return Counted(f) if str(path) == weights else f
 
     monkeypatch.setattr(filesystem, "open_file", counting_open)
-    load_checkpoint(BertClassifier(CONFIG, 2), url)
-    assert [p for p in opened if p.endswith(".safetensors")] == [f"{url}/model.safetensors"]
+    if loader == "load_checkpoint":
+        load_checkpoint(BertClassifier(CONFIG, 3), url)
+    else:
+        assert load_model_directory(url).model.num_labels == 3
+    size = tf.io.gfile.stat(weights).length
+    assert size <= sum(read) < 1.5 * size
+    assert max(read) == size
+
+
+def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it():
+    import uuid
+
+    import tensorflow as tf
+
+    from bert_tf.hf_format import HfWeights
+
+    url = f"ram://loading_{uuid.uuid4().hex}/hf"
+    tf.io.gfile.makedirs(url)
+    for data in (b"", b"\xff" * 8 + b"{}", (10).to_bytes(8, "little") + b'{"a": [1,'):
+        with tf.io.gfile.GFile(f"{url}/model.safetensors", "wb") as f:
+            f.write(data)
+        with pytest.raises(InputError, match=f"^{url}/model.safetensors: not a readable"):
+            HfWeights(url)
 
 
 def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path, caplog):
