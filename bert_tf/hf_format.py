@@ -8,7 +8,7 @@ class lists in its `hf_names` (the embedding tables, the heads):
 
 with a `bert.` prefix on the encoder's in every class but `BertModel`, and kernels transposed
 (a Dense kernel is [in, out], a torch Linear weight [out, in]). Read and written with
-`safetensors.numpy` only: no torch, no pickle.
+safetensors' numpy API only: no torch, no pickle.
 """
 
 from __future__ import annotations
@@ -16,6 +16,8 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
+import tempfile
 from collections.abc import Mapping
 
 import keras
@@ -195,14 +197,13 @@ def weight_files(directory: str) -> list[str]:
 
 
 class HfWeights:
-    """The weights of a Hugging Face directory by name (`shapes`, `read`). A local file is
-    mapped; a URL's is read whole once and kept, never downloaded again per tensor, and not at
-    all for its `shapes`."""
+    """The weights of a Hugging Face directory by name: `shapes` from the files' headers, `read`
+    from the files mapped (a URL's copied to a local temporary file once, when first read)."""
 
     def __init__(self, directory: str) -> None:
         self.file_of: dict[str, str] = {}
         self.shapes: dict[str, list[int]] = {}
-        self._whole: dict[str, dict[str, np.ndarray]] = {}
+        self._copies: dict[str, tempfile._TemporaryFileWrapper] = {}  # removed with `self`
         for path in weight_files(directory):
             if not filesystem.isfile(path):
                 raise InputError(f"{path}: no such file (listed in {WEIGHTS_INDEX_FILE})")
@@ -212,19 +213,19 @@ class HfWeights:
     def read(self, name: str) -> np.ndarray:
         path = self.file_of[name]
         try:
-            if not filesystem.is_url(path):
-                with safe_open(path, framework="np") as f:
-                    return f.get_tensor(name)
-            if path not in self._whole:
+            if filesystem.is_url(path) and path not in self._copies:  # safetensors maps files
+                copy = self._copies[path] = tempfile.NamedTemporaryFile(suffix=".safetensors")
                 with filesystem.open_file(path, "rb") as f:
-                    self._whole[path] = safetensors.numpy.load(f.read())
-            return self._whole[path][name]
+                    shutil.copyfileobj(f, copy)
+                copy.flush()
+            with safe_open(getattr(self._copies.get(path), "name", path), framework="np") as f:
+                return f.get_tensor(name)
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None
-        except (TypeError, ValueError) as e:  # bfloat16 has no numpy dtype
+        except (TypeError, ValueError) as e:  # a dtype numpy has none for (float8)
             raise InputError(
                 f"{path}: {name} cannot be read as a numpy array ({e}); save the model in "
-                "float32 or float16"
+                "float32, float16 or bfloat16"
             ) from None
 
 

@@ -259,7 +259,38 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, loader):
         assert load_model_directory(url).model.num_labels == 3
     size = tf.io.gfile.stat(weights).length
     assert size <= sum(read) < 1.5 * size
-    assert max(read) == size
+
+
+@pytest.mark.parametrize("where", ["local", "url"])
+def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, where):
+    # save_pretrained of a model trained in bfloat16 writes BF16 tensors; transformers reads them.
+    import uuid
+
+    import ml_dtypes
+    import safetensors.numpy
+    import tensorflow as tf
+
+    from bert_tf.convert import write_hf_directory
+    from bert_tf.pretrained import ModelDirectory, load_model_directory
+
+    folder = f"ram://loading_{uuid.uuid4().hex}/hf" if where == "url" else str(tmp_path / "hf")
+    tf.io.gfile.makedirs(folder)
+    model = BertClassifier(CONFIG, 3)
+    write_hf_directory(ModelDirectory(model, str(UNCASED_VOCAB), True), folder)
+    weights = f"{folder}/model.safetensors"
+    with tf.io.gfile.GFile(weights, "rb") as f:
+        tensors = safetensors.numpy.load(f.read())
+    tf.io.gfile.remove(weights)  # ram:// keeps a longer file's tail on overwrite
+    with tf.io.gfile.GFile(weights, "wb") as f:
+        f.write(
+            safetensors.numpy.save({k: v.astype(ml_dtypes.bfloat16) for k, v in tensors.items()})
+        )
+
+    loaded = load_model_directory(folder).model
+    assert loaded.num_labels == 3
+    for saved, read in zip(model.weights, loaded.weights, strict=True):
+        rounded = np.asarray(saved).astype(ml_dtypes.bfloat16).astype(np.float32)
+        np.testing.assert_array_equal(np.asarray(read), rounded, err_msg=saved.path)
 
 
 def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it():
