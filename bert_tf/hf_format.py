@@ -218,7 +218,8 @@ class HfWeights:
                 with filesystem.open_file(path, "rb") as f:
                     shutil.copyfileobj(f, copy)
                 copy.flush()
-            with safe_open(getattr(self._copies.get(path), "name", path), framework="np") as f:
+            local = self._copies[path].name if path in self._copies else path
+            with safe_open(local, framework="np") as f:
                 return f.get_tensor(name)
         except (SafetensorError, OSError) as e:
             raise InputError(f"{path}: not a readable safetensors file ({e})") from None

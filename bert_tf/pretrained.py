@@ -97,10 +97,8 @@ def read_do_lower_case(path: str | os.PathLike, given: bool | None = None, flag:
     if description is not None:
         said, why = description["do_lower_case"], f"its {TASK_MODEL_FILE} says"
     elif filesystem.isfile(tokenizer):
-        said = hf_format.read_hf_values(directory, hf_format.TOKENIZER_CONFIG_FILE).get(
-            "do_lower_case"
-        )
-        why = f"its {hf_format.TOKENIZER_CONFIG_FILE} says"
+        values = hf_format.read_hf_values(directory, hf_format.TOKENIZER_CONFIG_FILE)
+        said, why = values.get("do_lower_case"), f"its {hf_format.TOKENIZER_CONFIG_FILE} says"
     else:
         said = released_model_do_lower_case(name)
         why = f"`{name}` is a {'lower-cased' if said else 'cased'} model, so"

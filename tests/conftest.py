@@ -301,6 +301,19 @@ def record_batch(batch: int = 4, seq: int = 12, predictions: int = 3, seed: int 
 
 
 @pytest.fixture
+def ram_url() -> str:
+    """A new, empty folder at a URL: TensorFlow's in-memory file system (ram://), which every
+    path reader of ours treats as it treats gs://."""
+    import uuid
+
+    import tensorflow as tf
+
+    url = f"ram://bert_tf_{uuid.uuid4().hex}"
+    tf.io.gfile.makedirs(url)
+    return url
+
+
+@pytest.fixture
 def mounted_disk(tmp_path):
     """`mounted_disk(size, read_only=False)`: a folder on a tmpfs of `size` (e.g. "64k"), a
     real full or read-only disk; skips where mounting is not permitted (not root, a container

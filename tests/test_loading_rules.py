@@ -215,10 +215,8 @@ def test_a_failed_export_leaves_the_earlier_pretrained_model_whole(tmp_path, mon
 
 
 @pytest.mark.parametrize("loader", ["load_checkpoint", "load_model_directory"])
-def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, loader):
+def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, ram_url, loader):
     # Finding the head's class and shape reads the file's header, not its weights.
-    import uuid
-
     import tensorflow as tf
 
     from bert_tf import filesystem
@@ -226,8 +224,7 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, loader):
     from bert_tf.loading import load_checkpoint
     from bert_tf.pretrained import ModelDirectory, load_model_directory
 
-    url = f"ram://loading_{uuid.uuid4().hex}/hf"
-    tf.io.gfile.makedirs(url)
+    url = ram_url
     write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), url)
     weights = f"{url}/model.safetensors"
     read = []
@@ -262,10 +259,8 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, loader):
 
 
 @pytest.mark.parametrize("where", ["local", "url"])
-def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, where):
+def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, ram_url, where):
     # save_pretrained of a model trained in bfloat16 writes BF16 tensors; transformers reads them.
-    import uuid
-
     import ml_dtypes
     import safetensors.numpy
     import tensorflow as tf
@@ -273,8 +268,7 @@ def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, where):
     from bert_tf.convert import write_hf_directory
     from bert_tf.pretrained import ModelDirectory, load_model_directory
 
-    folder = f"ram://loading_{uuid.uuid4().hex}/hf" if where == "url" else str(tmp_path / "hf")
-    tf.io.gfile.makedirs(folder)
+    folder = ram_url if where == "url" else str(tmp_path)
     model = BertClassifier(CONFIG, 3)
     write_hf_directory(ModelDirectory(model, str(UNCASED_VOCAB), True), folder)
     weights = f"{folder}/model.safetensors"
@@ -293,15 +287,12 @@ def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, where):
         np.testing.assert_array_equal(np.asarray(read), rounded, err_msg=saved.path)
 
 
-def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it():
-    import uuid
-
+def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it(ram_url):
     import tensorflow as tf
 
     from bert_tf.hf_format import HfWeights
 
-    url = f"ram://loading_{uuid.uuid4().hex}/hf"
-    tf.io.gfile.makedirs(url)
+    url = ram_url
     for data in (b"", b"\xff" * 8 + b"{}", (10).to_bytes(8, "little") + b'{"a": [1,'):
         with tf.io.gfile.GFile(f"{url}/model.safetensors", "wb") as f:
             f.write(data)
@@ -309,12 +300,11 @@ def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it(
             HfWeights(url)
 
 
-def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path, caplog):
+def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path, ram_url, caplog):
     import logging
     import socket
     import subprocess
     import sys
-    import uuid
 
     import tensorflow as tf
 
@@ -325,8 +315,7 @@ def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path,
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True).stdout.strip()  # fmt: skip
     host = socket.gethostname()
-    for folder in (f"ram://stale_{uuid.uuid4().hex}", str(tmp_path)):
-        tf.io.gfile.makedirs(folder)
+    for folder in (ram_url, str(tmp_path)):
         text, prefix = f"{folder}/out.txt", f"{folder}/bert_model.ckpt"
         left = [f"{text}.tmp-{host}-{dead}-k1ll3d", f"{prefix}.tmp-{host}-{dead}-k1ll3d.index"]
         elsewhere = f"{text}.tmp-another-machine-{dead}-st1ll"  # may still be at work: kept

@@ -9,7 +9,6 @@ import importlib
 import json
 import os
 import tempfile
-import uuid
 
 import pytest
 import tensorflow as tf
@@ -57,9 +56,9 @@ def _upload(local: str, url: str) -> str:
 
 
 def test_a_whole_run_with_every_path_a_url_leaves_nothing_on_the_local_disk(
-    tmp_path, no_local_files
+    tmp_path, ram_url, no_local_files
 ):
-    root = f"ram://bert_tf_{uuid.uuid4().hex}"
+    root = ram_url
     vocab = _upload(SAMPLE_DATA / "vocab.txt", f"{root}/model/vocab.txt")
     _upload(SAMPLE_DATA / "sample_text.txt", f"{root}/corpus/sample_text.txt")
     config_file = f"{root}/model/bert_config.json"
