@@ -779,9 +779,7 @@ def test_a_doc_table_without_its_tsv_is_refused_naming_the_file(tmp_path):
 
 
 def test_every_table_of_the_reproduction_page_is_its_tsvs():
-    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
-    _, changed = render_doc(page, str(Path(REPO) / "docs" / "reproduction"), ["long", "small"])
-    assert changed == [], "run python scripts/paper/doc_tables.py"
+    doc_tables(DocTablesOptions(verify=True))  # the page and TSVs of the repo, every schedule
 
 
 def test_the_reproduction_pages_links_to_its_own_sections_resolve():
