@@ -22,7 +22,7 @@ from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
 from doc_tables import DocTablesOptions, doc_tables, render_doc  # noqa: E402
-from plot_reproduction import perplexity_points, pretraining_groups  # noqa: E402
+from plot_reproduction import perplexity_curves, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
@@ -99,25 +99,35 @@ def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path)
         assert len(set(endings)) == 4
 
 
-def test_the_perplexity_figure_follows_the_base_run_through_its_kept_checkpoints():
-    def row(run, tokens, perplexity):
-        return {"run": run, "tokens": tokens, "mask_only_masked_lm_perplexity": perplexity}
+def test_the_perplexity_figure_follows_each_run_measured_along_the_way():
+    def row(run, tokens, perplexity, schedule="long"):
+        return {
+            "schedule": schedule, "run": run, "tokens": tokens,
+            "mask_only_masked_lm_perplexity": perplexity,
+        }  # fmt: skip
 
-    base = "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1"
+    base, wide = "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1", "L-8_H-192_A-3_mlm_nsp_0.8_0.1_0.1_warmup4000"
     rows = [
         row(base, "154146944", "57.8"),
         row(base + "_step16000", "61658778", "263.3"),
         row(base + "_step8000", "30829389", "626.1"),
         row("L-4_H-128_A-2_mlm_0.8_0.1_0.1", "154146944", "-"),  # MLM only: no [MASK] eval
-        row("L-8_H-192_A-3_mlm_nsp_0.8_0.1_0.1", "77073472", "300.0"),  # a Table 6 shape
+        row("L-4_H-128_A-2_mlm_nsp_1.0_0.0_0.0", "154146944", "60.0"),  # its end alone: no curve
         row("L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_step24000", "-", "-"),  # pending
         row("unigram", "-", "760.7"),
     ]
-    run, points, unigram = perplexity_points(rows)
-    assert run == base
-    assert points == [(30829389, 626.1), (61658778, 263.3), (154146944, 57.8)]
+    curves, unigram = perplexity_curves(rows)
+    assert curves == {base: [(30829389, 626.1), (61658778, 263.3), (154146944, 57.8)]}
     assert unigram == 760.7
-    assert perplexity_points([]) == ("", [], None)
+    # Table 6's shapes at another schedule: each its own curve, named with its schedule.
+    rows += [
+        row(wide + "_step8000", "30829389", "500.0", "long40k"),
+        row(wide, "154146944", "30.0", "long40k"),
+    ]
+    curves, _ = perplexity_curves(rows)
+    assert list(curves) == [f"long {base}", f"long40k {wide}"]
+    assert curves[f"long40k {wide}"] == [(30829389, 500.0), (154146944, 30.0)]
+    assert perplexity_curves([]) == ({}, None)
 
 
 def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):
@@ -394,6 +404,13 @@ def test_long40k_pretrains_tables_6_and_8_as_the_base_model_with_a_tenth_as_warm
     # Table 6 runs widest first, so that a shape that does not train shows early.
     table6 = [re.search(r"pretraining/(L-\d+_H-\d+_A-\d+)_mlm_nsp_0.8", c) for c in own]
     assert [m.group(1) for m in table6 if m][:2] == ["L-8_H-192_A-3", "L-4_H-192_A-3"]
+    # Each shape's [MASK]-only perplexity along the way: its four kept checkpoints and its end.
+    mask_only = [c for c in commands if "/eval_mask_only " in c and "_0.1_warmup4000" in c]
+    for shape in ("L-8_H-192_A-3", "L-4_H-192_A-3", "L-1_H-128_A-2", "L-2_H-128_A-1"):
+        evals = [c for c in mask_only if f"pretraining/{shape}_mlm_nsp_0.8_0.1_0.1_" in c]
+        kept = sorted(int(s) for c in evals for s in re.findall(r"kept/ckpt-(\d+) ", c))
+        assert kept == [8000, 16000, 24000, 32000] and len(evals) == 5, shape
+        assert all("1.0_0.0_0.0/heldout" in c for c in evals)
 
 
 def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():

@@ -7,9 +7,9 @@ r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote 
   Figure 5);
 - pretraining_curves.png: the training loss of every finished pre-training run (TensorBoard
   summaries in OUT/pretraining/*/train), by objective, masking and size;
-- mask_only_perplexity.png: the base masked LM's held-out [MASK]-only perplexity against the
-  tokens it had seen (Figure 5's kept checkpoints and its last step), with the unigram model's
-  (pretraining.tsv).
+- mask_only_perplexity.png: each masked LM's held-out [MASK]-only perplexity against the
+  tokens it had seen, where measured along the way (the kept checkpoints and the last step of
+  Figure 5's base run and of Table 6's shapes), with the unigram model's (pretraining.tsv).
 
     python scripts/paper/plot_reproduction.py --output_dir=output/paper_small \
       --figures_dir=docs/figures
@@ -213,39 +213,40 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     return save(figure, figures_dir, "pretraining_curves.png")
 
 
-def perplexity_points(rows: list[dict]) -> tuple[str, list[tuple[int, float]], float | None]:
-    """From pretraining.tsv's rows: the masked LM whose [MASK]-only perplexity was measured at
-    the most points (Figure 5's base run: its kept checkpoints `RUN_stepN` and RUN itself), its
-    (tokens seen, perplexity) in order, and the unigram model's perplexity (None if not run)."""
+def perplexity_curves(rows: list[dict]) -> tuple[dict[str, list[tuple[int, float]]], float | None]:
+    """From pretraining.tsv's rows: each masked LM's held-out [MASK]-only perplexity against the
+    tokens it had seen, where measured along the way (its kept checkpoints `RUN_stepN`, then RUN
+    itself: Figure 5's base run, Table 6's shapes), in order, by run (`schedule run` where the
+    rows have several schedules); and the unigram model's perplexity (None if not run)."""
     curves: dict[str, list[tuple[int, float]]] = {}
     unigram = None
+    several = len({r.get("schedule") for r in rows}) > 1
     for r in rows:
         perplexity = value(r["mask_only_masked_lm_perplexity"])
         if r["run"] == "unigram":
             unigram = perplexity
             continue
-        match = re.fullmatch(r"(.+_mlm_nsp_0\.8_0\.1_0\.1)(?:_step\d+)?", r["run"])
-        if match and perplexity is not None and value(r["tokens"]) is not None:
-            curves.setdefault(match.group(1), []).append((int(value(r["tokens"])), perplexity))
-    if not curves:
-        return "", [], unigram
-    run = max(curves, key=lambda name: len(curves[name]))
-    return run, sorted(curves[run]), unigram
+        run = re.sub(r"_step\d+$", "", r["run"])
+        label = f"{r['schedule']} {run}" if several else run
+        if perplexity is not None and value(r["tokens"]) is not None:
+            curves.setdefault(label, []).append((int(value(r["tokens"])), perplexity))
+    return {k: sorted(v) for k, v in sorted(curves.items()) if len(v) > 1}, unigram
 
 
 def plot_perplexity(output_dir: str, figures_dir: str) -> str | None:
-    run, points, unigram = perplexity_points(read_table(output_dir, "pretraining"))
-    if not points:
+    curves, unigram = perplexity_curves(read_table(output_dir, "pretraining"))
+    if not curves:
         return None
-    figure, axis = _pyplot().subplots(figsize=(6, 4.2))
-    xs, ys = zip(*points, strict=True)
-    axis.plot([x / 1e6 for x in xs], ys, marker="o", label=run.replace("_", " "))
+    figure, axis = _pyplot().subplots(figsize=(7, 4.5))
+    for label, points in curves.items():
+        xs, ys = zip(*points, strict=True)
+        axis.plot([x / 1e6 for x in xs], ys, marker="o", label=label.replace("_", " "))
     if unigram is not None:
         axis.axhline(unigram, color="gray", linestyle="--", label=f"unigram model ({unigram:.0f})")
     axis.set_yscale("log")
     axis.set(xlabel="tokens seen (millions)", ylabel="held-out [MASK]-only perplexity")
-    axis.legend(fontsize=8)
-    figure.suptitle("The base masked LM learning: every predicted token a [MASK]")
+    axis.legend(fontsize=7)
+    figure.suptitle("Masked LMs learning: every predicted token a [MASK]")
     return save(figure, figures_dir, "mask_only_perplexity.png")
 
 

@@ -166,9 +166,9 @@ def kept_checkpoints(
     out = pretrain(run, scale, data, runner)
     run_dir = out if scale.laptop else os.path.join(os.path.dirname(out), "phase1")
     config = os.path.join(run_dir, "bert_config.json")
-    every = scale.keep_checkpoint_every_n_steps
+    every, steps = scale.keep_checkpoint_every_n_steps, run.steps or scale.pretraining_steps
     models = []
-    for step in range(every, scale.pretraining_steps, every):
+    for step in range(every, steps, every):
         if scale.laptop or step <= PHASE1_STEPS:
             kept = os.path.join(run_dir, "kept", f"ckpt-{step}")
             name = f"{run.name}_step{step}"
@@ -176,7 +176,7 @@ def kept_checkpoints(
                 name, config, data.vocab_file(run.cased), kept, run.hidden_size, run.cased
             )
             models.append((step, model))
-    return models + [(scale.pretraining_steps, pretrained_model(run, scale, data, runner))]
+    return models + [(steps, pretrained_model(run, scale, data, runner))]
 
 
 def pretrained_model(run: Pretraining, scale, data, runner) -> Model:

@@ -221,6 +221,10 @@ def table6(ctx) -> Table:
         cells[ours] = {"LM (ppl)": heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner)}
         for column in ("MNLI-m", "MRPC", "SST-2"):
             cells[ours][column] = ctx.tuner.glue(model, column, table6=True)
+        # Ours: each shape's held-out [MASK]-only perplexity along the way (pretraining.tsv;
+        # plot_reproduction.py draws it against the tokens seen, beside Figure 5's base run).
+        for _, kept in kept_checkpoints(run, ctx.scale, ctx.data, ctx.runner):
+            mask_only_perplexity(kept, ctx.scale, ctx.data, ctx.runner)
     for ours, paper in zip(shapes, PAPER["table6"], strict=False):
         label = ours.replace("L-", "").replace("_H-", "/").replace("_A-", "/")
         for column, value in cells[ours].items():
