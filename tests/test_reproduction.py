@@ -16,11 +16,13 @@ import sys
 import zipfile
 from pathlib import Path
 
+import numpy as np
 import pytest
 from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_tsv
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
+import plot_reproduction  # noqa: E402
 from doc_tables import DocTablesOptions, doc_tables, render_doc  # noqa: E402
 from plot_reproduction import perplexity_curves, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
@@ -128,6 +130,29 @@ def test_the_perplexity_figure_follows_each_run_measured_along_the_way():
     assert list(curves) == [f"long {base}", f"long40k {wide}"]
     assert curves[f"long40k {wide}"] == [(30829389, 500.0), (154146944, 30.0)]
     assert perplexity_curves([]) == ({}, None)
+
+
+def test_the_pretraining_figure_draws_only_the_panels_with_a_finished_run(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    import tensorflow as tf
+
+    from bert_tf.summaries import write_summaries
+
+    out = tmp_path / "out"
+    finished = out / "pretraining" / "L-8_H-192_A-3_mlm_nsp_0.8_0.1_0.1_warmup4000"
+    (finished / "pretrained").mkdir(parents=True)
+    (out / "pretraining" / "L-4_H-192_A-3_mlm_nsp_0.8_0.1_0.1_warmup4000").mkdir()  # under way
+    writer = tf.summary.create_file_writer(str(finished / "train"))
+    for step, loss in ((1000, 6.4), (2000, 6.1)):
+        write_summaries(writer, {"masked_lm_loss": loss}, step)  # as run_pretraining.py's
+    write_tsv(out / "tables" / "pretraining.tsv", [["schedule", "run"], ["long40k", "x"]])
+    drawn = []
+    monkeypatch.setattr(plot_reproduction, "save", lambda figure, *_: drawn.append(figure) or "x")
+    assert plot_reproduction.plot_pretraining(str(out), str(tmp_path / "figures"))
+    (axis,) = drawn[0].axes  # Table 6's panel alone: no empty Table 5 and 8 panels
+    assert axis.get_title() == "size (Table 6)"
+    (line,) = axis.get_lines()
+    np.testing.assert_allclose(line.get_ydata(), [6.4, 6.1], rtol=1e-6)  # float32 summaries
 
 
 def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):

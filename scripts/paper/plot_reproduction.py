@@ -44,7 +44,10 @@ def _pyplot():
 
 
 def read_table(output_dir: str, name: str) -> list[dict]:
-    path = os.path.join(output_dir, "tables", f"{name}.tsv")
+    return read_tsv(os.path.join(output_dir, "tables", f"{name}.tsv"))
+
+
+def read_tsv(path: str) -> list[dict]:
     if not filesystem.isfile(path):
         return []
     with filesystem.open_file(path) as f:
@@ -195,11 +198,14 @@ def plot_pretraining(output_dir: str, figures_dir: str) -> str | None:
     if len(schedules) != 1 or None in schedules:
         return None  # which schedule's runs these are: from the report (reproduce.py --report)
     groups = pretraining_groups(list(named), schedules.pop())
-    figure, axes = _pyplot().subplots(1, len(groups), figsize=(6 * len(groups), 4.2))
-    for axis, (title, names) in zip(axes, groups.items(), strict=True):
+    # The panels with a finished run (long40k's output has Table 6's alone).
+    groups = {t: [n for n in names if n in finished] for t, names in groups.items()}
+    groups = {title: names for title, names in groups.items() if names}
+    if not groups:
+        return None
+    figure, axes = _pyplot().subplots(1, len(groups), figsize=(6 * len(groups), 4.2), squeeze=False)
+    for axis, (title, names) in zip(axes[0], groups.items(), strict=True):
         for name in names:
-            if name not in finished:
-                continue
             tag = "lm_loss" if "_ltr_" in name else "masked_lm_loss"
             points = training_curve(named[name], tag)
             if points:
@@ -233,8 +239,9 @@ def perplexity_curves(rows: list[dict]) -> tuple[dict[str, list[tuple[int, float
     return {k: sorted(v) for k, v in sorted(curves.items()) if len(v) > 1}, unigram
 
 
-def plot_perplexity(output_dir: str, figures_dir: str) -> str | None:
-    curves, unigram = perplexity_curves(read_table(output_dir, "pretraining"))
+def plot_perplexity(output_dir: str, figures_dir: str, pretraining_tsv: str = "") -> str | None:
+    rows = read_tsv(pretraining_tsv) if pretraining_tsv else read_table(output_dir, "pretraining")
+    curves, unigram = perplexity_curves(rows)
     if not curves:
         return None
     figure, axis = _pyplot().subplots(figsize=(7, 4.5))
@@ -263,12 +270,21 @@ def save(figure, figures_dir: str, name: str) -> str:
 class PlotOptions(Options):
     output_dir: str = option(None, "reproduce.py's --output_dir.", required=True)
     figures_dir: str = option(None, "Where the figures go.", required=True)
+    pretraining_tsv: str = option(
+        "",
+        "The pre-training results the [MASK]-only perplexity figure draws, in place of "
+        "OUT/tables/pretraining.tsv: docs/reproduction/pretraining.tsv draws the runs of every "
+        "schedule, each named with its schedule.",
+    )
 
 
 def plot_figures(args: PlotOptions) -> None:
     check_options(args)
+    if args.pretraining_tsv and not filesystem.isfile(args.pretraining_tsv):
+        raise InputError(f"--pretraining_tsv={args.pretraining_tsv} does not exist; expected a TSV")
     for plot in (plot_table6, plot_figure5, plot_pretraining, plot_perplexity):
-        path = plot(args.output_dir, args.figures_dir)
+        extra = {"pretraining_tsv": args.pretraining_tsv} if plot is plot_perplexity else {}
+        path = plot(args.output_dir, args.figures_dir, **extra)
         print(f"{plot.__name__}: {path or 'nothing to plot yet'}")
 
 
