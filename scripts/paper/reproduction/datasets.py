@@ -117,56 +117,55 @@ class Data:
         return train, heldout
 
     def records(self, masking: str, cased: bool = False) -> tuple[str, str]:
-        """Records of the corpus masked at `masking` rates: (training, held-out). Small: one
-        file each (phase 1 only); paper sizes: folders of both phases' shards, as
+        """Records of the corpus masked at `masking` rates: (training, held-out), as
+        `split_records` writes them."""
+        return tuple(self.split_records(masking, split, cased) for split in ("train", "heldout"))
+
+    def split_records(self, masking: str, split: str, cased: bool = False) -> str:
+        """Records of the corpus's `split` (train, heldout) masked at `masking` rates. Small:
+        one file (phase 1 only); paper sizes: a folder of both phases' shards, as
         scripts/create_pretraining_data_two_phases.sh writes them, of uncased text (or
-        `cased`: the cased model's records)."""
-        train, heldout = self.corpus()
+        `cased`: the cased model's records). A held-out measure needs no training records."""
+        corpus = dict(zip(("train", "heldout"), self.corpus(), strict=True))[split]
+        seed, dupe = (12345, self.scale.dupe_factor) if split == "train" else (54321, 1)
         cased = cased and not self.scale.laptop
         name = masking.replace(",", "_") + ("_cased" if cased else "")
         folder = os.path.join(self.dir, "records", name)
-        outputs = {}
-        for split, corpus, seed, dupe in (
-            ("train", train, 12345, self.scale.dupe_factor),
-            ("heldout", heldout, 54321, 1),
-        ):
-            if not self.scale.laptop:
-                outputs[split] = os.path.join(folder, split)
-                lower = "false" if cased else os.environ.get("DO_LOWER_CASE", "true")
-                self.runner.run(
-                    f"data/{split}_{masking}" + ("_cased" if cased else ""),
-                    [
-                        "bash",
-                        os.path.join(REPO, "scripts", "create_pretraining_data_two_phases.sh"),
-                        corpus,
-                        outputs[split],
-                        self.vocab_file(cased),
-                        str(dupe),
-                    ],
-                    os.path.join(outputs[split], "phase2_seq512"),
-                    env={
-                        "EXTRA_FLAGS": f"--masking_rates={masking} --random_seed={seed} "
-                        f"--do_lower_case={lower}"
-                    },
-                )
-                continue
-            outputs[split] = os.path.join(folder, f"{split}.tfrecord")
-            flags = {
-                "input_file": corpus,
-                "output_file": outputs[split],
-                "vocab_file": self.vocab,
-                "do_lower_case": False,
-                "max_seq_length": 128,
-                "max_predictions_per_seq": 20,
-                "random_seed": seed,
-                "dupe_factor": dupe,
-                "masking_rates": masking,
-            }
-            filesystem.makedirs(folder)
-            self.runner.python(
-                f"data/{split}_{masking}", "create_pretraining_data.py", flags, outputs[split]
+        if not self.scale.laptop:
+            output = os.path.join(folder, split)
+            lower = "false" if cased else os.environ.get("DO_LOWER_CASE", "true")
+            self.runner.run(
+                f"data/{split}_{masking}" + ("_cased" if cased else ""),
+                [
+                    "bash",
+                    os.path.join(REPO, "scripts", "create_pretraining_data_two_phases.sh"),
+                    corpus,
+                    output,
+                    self.vocab_file(cased),
+                    str(dupe),
+                ],
+                os.path.join(output, "phase2_seq512"),
+                env={
+                    "EXTRA_FLAGS": f"--masking_rates={masking} --random_seed={seed} "
+                    f"--do_lower_case={lower}"
+                },
             )
-        return outputs["train"], outputs["heldout"]
+            return output
+        output = os.path.join(folder, f"{split}.tfrecord")
+        flags = {
+            "input_file": corpus,
+            "output_file": output,
+            "vocab_file": self.vocab,
+            "do_lower_case": False,
+            "max_seq_length": 128,
+            "max_predictions_per_seq": 20,
+            "random_seed": seed,
+            "dupe_factor": dupe,
+            "masking_rates": masking,
+        }
+        filesystem.makedirs(folder)
+        self.runner.python(f"data/{split}_{masking}", "create_pretraining_data.py", flags, output)
+        return output
 
     # Fine-tuning data.
 

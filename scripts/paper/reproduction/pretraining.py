@@ -236,7 +236,7 @@ def mask_only_perplexity(model: Model, scale, data, runner) -> float | None:
     token is [MASK]: one yardstick for models pre-trained with different masking (Table 8),
     and without the unchanged tokens a model can learn to copy. Our addition: the paper
     reports none. A cased model's on the cased records."""
-    _, heldout = data.records(MASK_ONLY, model.cased)
+    heldout = data.split_records(MASK_ONLY, "heldout", model.cased)
     out = os.path.join(runner.output_dir, "pretraining", model.name, "eval_mask_only")
     flags = {
         "bert_config_file": model.bert_config,
@@ -267,8 +267,8 @@ def unigram_perplexity(scale: Scale, data: Data, runner: Runner) -> float | None
     mask_only_perplexity): each masked token predicted from its frequency among the training
     records' predictions, whatever its context. The plateau a masked LM that has learned no
     context sits on. OUT/pretraining/unigram/eval_mask_only/eval_results.txt."""
-    train, _ = data.records(DEFAULT_MASKING)
-    _, heldout = data.records(MASK_ONLY)
+    train = data.split_records(DEFAULT_MASKING, "train")
+    heldout = data.split_records(MASK_ONLY, "heldout")
     if not scale.laptop:  # the final phase's records, as mask_only_perplexity's
         train = os.path.join(train, "phase2_seq512", "part.tfrecord-*")
         heldout = os.path.join(heldout, "phase2_seq512", "part.tfrecord-*")
@@ -308,7 +308,7 @@ def tokens_seen(name: str, scale: Scale, data: Data) -> int | None:
         return None
     run, kept_step = found
     folder = os.path.join(data.runner.output_dir, "pretraining", run.name)
-    train, _ = data.records(run.masking)
+    train = data.split_records(run.masking, "train")
     if kept_step:  # a checkpoint along the way (phase 1's at the paper's sizes)
         files = sorted(
             filesystem.glob(train if scale.laptop else os.path.join(train, "phase1*", "*"))
