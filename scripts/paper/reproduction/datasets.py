@@ -126,8 +126,10 @@ class Data:
         one file (phase 1 only); paper sizes: a folder of both phases' shards, as
         scripts/create_pretraining_data_two_phases.sh writes them, of uncased text (or
         `cased`: the cased model's records). A held-out measure needs no training records."""
-        corpus = dict(zip(("train", "heldout"), self.corpus(), strict=True))[split]
-        seed, dupe = (12345, self.scale.dupe_factor) if split == "train" else (54321, 1)
+        train, heldout = self.corpus()
+        corpus, seed, dupe = (
+            (train, 12345, self.scale.dupe_factor) if split == "train" else (heldout, 54321, 1)
+        )
         cased = cased and not self.scale.laptop
         name = masking.replace(",", "_") + ("_cased" if cased else "")
         folder = os.path.join(self.dir, "records", name)
