@@ -535,7 +535,13 @@ def test_reproduce_all_small_writes_every_table_and_the_plots(quick_dir: Path):
         rows = table_rows(quick_dir, name)
         assert rows and any(r["ours"] != "-" for r in rows), name
     figures = sorted(os.listdir(quick_dir / "figures"))
-    assert figures == ["figure5_steps.png", "pretraining_curves.png", "table6_model_size.png"]
+    assert figures == [
+        "figure5_steps.png", "mask_only_perplexity.png", "pretraining_curves.png",
+        "table6_model_size.png",
+    ]  # fmt: skip
+    # The [MASK]-only curves: Figure 5's base run and each of Table 6's shapes (quick: two).
+    curves, unigram = perplexity_curves(table_rows(quick_dir, "pretraining"))
+    assert len(curves) == 3 and unigram is not None
 
 
 @pytest.mark.slow
