@@ -224,9 +224,8 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, ram_url, l
     from bert_tf.loading import load_checkpoint
     from bert_tf.pretrained import ModelDirectory, load_model_directory
 
-    url = ram_url
-    write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), url)
-    weights = f"{url}/model.safetensors"
+    write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), ram_url)
+    weights = f"{ram_url}/model.safetensors"
     read = []
     real_open = filesystem.open_file
 
@@ -251,9 +250,9 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, ram_url, l
 
     monkeypatch.setattr(filesystem, "open_file", counting_open)
     if loader == "load_checkpoint":
-        load_checkpoint(BertClassifier(CONFIG, 3), url)
+        load_checkpoint(BertClassifier(CONFIG, 3), ram_url)
     else:
-        assert load_model_directory(url).model.num_labels == 3
+        assert load_model_directory(ram_url).model.num_labels == 3
     size = tf.io.gfile.stat(weights).length
     assert size <= sum(read) < 1.5 * size
 
@@ -292,12 +291,11 @@ def test_a_hugging_face_file_at_a_url_with_a_broken_header_is_refused_naming_it(
 
     from bert_tf.hf_format import HfWeights
 
-    url = ram_url
     for data in (b"", b"\xff" * 8 + b"{}", (10).to_bytes(8, "little") + b'{"a": [1,'):
-        with tf.io.gfile.GFile(f"{url}/model.safetensors", "wb") as f:
+        with tf.io.gfile.GFile(f"{ram_url}/model.safetensors", "wb") as f:
             f.write(data)
-        with pytest.raises(InputError, match=f"^{url}/model.safetensors: not a readable"):
-            HfWeights(url)
+        with pytest.raises(InputError, match=f"^{ram_url}/model.safetensors: not a readable"):
+            HfWeights(ram_url)
 
 
 def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path, ram_url, caplog):
