@@ -82,3 +82,19 @@ def test_at_long40k_the_base_is_table_6s_run_of_the_base_shape(tmp_path):
     assert result.returncode == 0, result.stderr
     continued = [c for c in result.stdout.splitlines() if "_warmup4000_domain_4000steps " in c]
     assert continued and all("_warmup4000/pretrained/bert_model.ckpt " in c for c in continued)
+
+
+def test_the_measured_rows_are_one_per_model_and_each_number_is_in_the_reproduction_page():
+    tsv = (REPO / "docs" / "reproduction" / "domain_adaptation.tsv").read_text().splitlines()
+    assert tsv[0].split("\t") == ["model", "steps", "domain_ppl", "task", "dev"]
+    rows = [line.split("\t") for line in tsv[1:]]
+    assert [r[0] for r in rows] == [
+        "base model (books)",
+        "adapted",
+        "adapted, domain vocab",
+        "random weights, same steps",
+    ]
+    page = (REPO / "docs" / "REPRODUCTION.md").read_text()
+    section = page.split("## Continued pre-training on a domain")[1]
+    for model, _, ppl, _, dev in rows:
+        assert f"| {model} |" in section and ppl in section and dev in section, model
