@@ -18,6 +18,7 @@ r"""Draws the reproduction's figures from what scripts/paper/reproduce.py wrote 
 from __future__ import annotations
 
 import csv
+import functools
 import json
 import os
 import re
@@ -282,10 +283,15 @@ def plot_figures(args: PlotOptions) -> None:
     check_options(args)
     if args.pretraining_tsv and not filesystem.isfile(args.pretraining_tsv):
         raise InputError(f"--pretraining_tsv={args.pretraining_tsv} does not exist; expected a TSV")
-    for plot in (plot_table6, plot_figure5, plot_pretraining, plot_perplexity):
-        extra = {"pretraining_tsv": args.pretraining_tsv} if plot is plot_perplexity else {}
-        path = plot(args.output_dir, args.figures_dir, **extra)
-        print(f"{plot.__name__}: {path or 'nothing to plot yet'}")
+    where = (args.output_dir, args.figures_dir)
+    plots = (
+        functools.partial(plot_table6, *where),
+        functools.partial(plot_figure5, *where),
+        functools.partial(plot_pretraining, *where),
+        functools.partial(plot_perplexity, *where, args.pretraining_tsv),
+    )
+    for plot in plots:
+        print(f"{plot.func.__name__}: {plot() or 'nothing to plot yet'}")
 
 
 if __name__ == "__main__":
