@@ -24,10 +24,10 @@ from bert_tf.extract_features import (
     read_examples,
 )
 from bert_tf.fileio import atomic_open, check_output_file
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
+from bert_tf.model_io.source import ModelSource
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.options import Options, at_least, check_options, option, options, positive
-from bert_tf.pretrained import adopt_checkpoint_attention, read_do_lower_case
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
 
@@ -70,9 +70,9 @@ class ExtractFeaturesOptions(Options):
         check_output_file(self.output_file, "--output_file")
 
 
-def read_config(options: ExtractFeaturesOptions) -> BertConfig:
-    """The model's config, checked against the options; a checkpoint pre-trained left to right
-    keeps its causal attention."""
+def read_config(options: ExtractFeaturesOptions, source: ModelSource | None) -> BertConfig:
+    """The model's config, checked against the options; a checkpoint (`source`) pre-trained
+    left to right keeps its causal attention."""
     config = BertConfig.from_json_file(options.bert_config_file)
     if options.max_seq_length > config.max_position_embeddings:
         raise InputError(
@@ -80,17 +80,16 @@ def read_config(options: ExtractFeaturesOptions) -> BertConfig:
             f"max_position_embeddings={config.max_position_embeddings} "
             f"({options.bert_config_file})"
         )
-    if options.init_checkpoint:
-        config = adopt_checkpoint_attention(config, options.init_checkpoint)
-    return config
+    return source.with_attention(config) if source is not None else config
 
 
 def extract_features(options: ExtractFeaturesOptions) -> None:
     check_options(options)
-    config = read_config(options)
+    source = ModelSource(options.init_checkpoint) if options.init_checkpoint else None
+    config = read_config(options, source)
     layer_indexes = parse_layer_indexes(options.layers, config.num_hidden_layers)
-    if options.init_checkpoint:  # the flag against what the model's files and name say
-        read_do_lower_case(options.init_checkpoint, options.do_lower_case, "--init_checkpoint")
+    if source is not None:  # the flag against what the model's files and name say
+        source.do_lower_case(options.do_lower_case, "--init_checkpoint")
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
     require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
@@ -106,8 +105,8 @@ def extract_features(options: ExtractFeaturesOptions) -> None:
     strategy = get_strategy("tpu" if options.use_tpu else "one_device", tpu_name=options.master)
     with strategy.scope():
         encoder = BertEncoder(config)
-    if options.init_checkpoint:
-        load_checkpoint(encoder, options.init_checkpoint)
+    if source is not None:
+        load_checkpoint(encoder, source)
     else:
         logging.warning("No --init_checkpoint: the features come from randomly initialized weights")
 

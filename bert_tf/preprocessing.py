@@ -18,7 +18,7 @@ import keras
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.pretrained import model_directory, read_do_lower_case
+from bert_tf.model_io.source import ModelSource
 from bert_tf.serving import MODEL_INPUTS
 from bert_tf.text_graph import InGraphTokenizer
 
@@ -61,9 +61,10 @@ class BertPreprocessor(keras.layers.Layer):
         cls, path: str | os.PathLike, max_seq_length: int = 128, do_lower_case: bool | None = None
     ) -> BertPreprocessor:
         """The preprocessor of the model directory `path` (its vocab.txt), cased as the loading
-        rules say (`pretrained.read_do_lower_case`; `do_lower_case` None: ask the model)."""
-        do_lower_case = read_do_lower_case(path, do_lower_case)
-        vocab_file = os.path.join(model_directory(path), VOCAB_ASSET)
+        rules say (`ModelSource.do_lower_case`; `do_lower_case` None: ask the model)."""
+        source = ModelSource(path)
+        do_lower_case = source.do_lower_case(do_lower_case)
+        vocab_file = os.path.join(source.directory, VOCAB_ASSET)
         return cls(vocab_file, max_seq_length=max_seq_length, do_lower_case=do_lower_case)
 
     # Plain TensorFlow ops, no Python control flow on tensors: AutoGraph has nothing to

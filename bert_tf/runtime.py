@@ -20,15 +20,15 @@ import keras
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.checkpoints import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
 from bert_tf.errors import InputError, first_line
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.checkpoints import training_checkpoints
+from bert_tf.model_io.loading import LoadReport, load_checkpoint
+from bert_tf.model_io.source import ModelSource
 from bert_tf.objective import Objective
 from bert_tf.optimization import create_optimizer
 from bert_tf.options import Options, greater_than_zero, one_of, option, options, positive
-from bert_tf.pretrained import model_directory, saved_class, weights_path
 from bert_tf.summaries import summary_writer
 from bert_tf.training import DTYPES, Trainer
 
@@ -137,10 +137,13 @@ def build_trainer(
     num_train_steps: int,
     num_warmup_steps: int,
     settings: TrainerSettings,
+    source: ModelSource | None = None,
+    labels: list[str] | None = None,
 ) -> Trainer:
     """The objective's model under `strategy`, in a `Trainer` with the original's optimizer
     (settings.learning_rate, the steps given); restored from the latest checkpoint in
-    settings.output_dir (a rerun resumes), else from settings.init_checkpoint.
+    settings.output_dir (a rerun resumes), else from settings.init_checkpoint (`initialize`;
+    `source`: its `ModelSource`, where already resolved; `labels`: the task's, if any).
 
     Raises:
         InputError: a batch that does not split evenly, or a checkpoint that does not fit.
@@ -176,7 +179,7 @@ def build_trainer(
             "is given: there is no trained model to evaluate, predict with or export"
         )
     if settings.init_checkpoint:
-        _initialize(model, settings)
+        initialize(model, source or ModelSource(settings.init_checkpoint), settings, labels)
     return trainer
 
 
@@ -208,20 +211,22 @@ def _new_trainer(
         )
 
 
-def _initialize(model, settings: TrainerSettings) -> None:
-    """`model` from settings.init_checkpoint; a model to evaluate or export without training
-    must get its head there. A checkpoint of another task's class (a NER model's, for a
-    classifier) gives its encoder only: both heads live under the same names, and the other
-    task's would load."""
-    weights = weights_path(settings.init_checkpoint)
-    saved, said, _ = saved_class(model_directory(weights), weights, None)
-    encoder_only = saved is not None and saved.head_scope is not None and type(model) is not saved
-    if encoder_only:
+def initialize(
+    model: keras.Model,
+    source: ModelSource,
+    settings: TrainerSettings,
+    labels: list[str] | None = None,
+) -> LoadReport:
+    """`model` from the init checkpoint `source`, its head too where the checkpoint holds one
+    that computes the same (`head_mismatch`), else its encoder only (a warning: the head
+    starts new). A model to evaluate or export without training must get its head there."""
+    mismatch = head_mismatch(model, source, labels)
+    if mismatch:
         logger.warning(
-            "--init_checkpoint=%s holds a %s (%s): only its encoder is loaded, the %s head "
-            "starts new", settings.init_checkpoint, saved.__name__, said, type(model).__name__,
+            "--init_checkpoint=%s %s: only its encoder is loaded, the %s head starts new",
+            source.path, mismatch, type(model).__name__,
         )  # fmt: skip
-    report = load_checkpoint(model, weights, encoder_only)
+    report = load_checkpoint(model, source, encoder_only=bool(mismatch))
     logger.info("initializing from %s", report.source)
     if not settings.do_train and model.head_variables() and not report.head_loaded:
         raise InputError(
@@ -230,6 +235,48 @@ def _initialize(model, settings: TrainerSettings) -> None:
             "--do_train the head would be random; train first, or give the checkpoint of "
             "a fine-tuned model"
         )
+    return report
+
+
+def head_mismatch(model: keras.Model, source: ModelSource, labels: list[str] | None) -> str:
+    """Why the task head `source` holds is not `model`'s to take ("" where it is, or where it
+    holds none): another class (a NER model's, for a classifier: both heads live under the
+    same names), other settings (3 labels, or a feature-based tagger's BiLSTM), or other
+    labels (RTE's from MRPC's). A head for the same labels carries over: AX is MNLI's."""
+    saved, said, _ = source.saved_class(type(model))
+    if saved is None or saved.head_scope is None:
+        return ""
+    if saved is not type(model):
+        return f"holds a {saved.__name__} ({said})"
+    differ = task_model_differences(source.description, model)
+    if differ:
+        return f"holds a {saved.__name__} with {', '.join(differ)} ({said})"
+    if labels and source.labels and source.labels != labels:
+        return (
+            f"holds a {saved.__name__} for the labels {' '.join(source.labels)}, not "
+            f"{' '.join(labels)}"
+        )
+    return ""
+
+
+def task_model_differences(description: dict | None, model: keras.Model) -> list[str]:
+    """What the task model `description` (task_model.json's) has otherwise than `model`: its
+    class first, then each setting ("num_labels=3, not 2"); [] where it is the same (or none
+    is described). The same variables computing something else would load silently."""
+    if description is None:
+        return []
+    built = keras.saving.serialize_keras_object(model)
+    found = [] if description["class_name"] == built["class_name"] else [
+        f"a {description['class_name']}, not a {built['class_name']}"
+    ]  # fmt: skip
+    trained, settings = description["config"], built["config"]
+    keys = sorted((set(trained) | set(settings)) - {"config", "name"})
+    found += [
+        f"{key}={trained.get(key)!r}, not {settings.get(key)!r}"
+        for key in keys
+        if trained.get(key) != settings.get(key)
+    ]
+    return found
 
 
 @contextlib.contextmanager

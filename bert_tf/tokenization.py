@@ -80,7 +80,7 @@ def validate_case_matches_checkpoint(do_lower_case: bool, init_checkpoint: str |
     """Raise if `do_lower_case` contradicts the casing of a known released checkpoint, as the
     original: by its name (a checkpoint in a folder of a released model's name, or that
     folder). Other names (or no checkpoint) are accepted silently. What a model's own files say
-    of its casing: `bert_tf.pretrained.read_do_lower_case`, which asks this too."""
+    of its casing: `bert_tf.model_io.source.ModelSource.do_lower_case`, which asks this too."""
     if not init_checkpoint:
         return
     model_name = checkpoint_model_name(init_checkpoint)

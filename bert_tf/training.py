@@ -24,10 +24,10 @@ import time
 
 import tensorflow as tf
 
-from bert_tf.checkpoints import TrainingCheckpoints
 from bert_tf.errors import Preempted, TrainingDiverged
 from bert_tf.preemption import StopFlag
 from bert_tf.summaries import format_metrics, write_summaries
+from bert_tf.training_checkpoints import TrainingCheckpoints
 
 logger = logging.getLogger(__name__)
 

@@ -23,7 +23,8 @@ from bert_tf import cli  # first: it quiets TensorFlow's start-up, before Tensor
 # isort: split
 import logging
 
-from bert_tf.convert import convert_checkpoint
+from bert_tf.model_io.convert import convert_checkpoint
+from bert_tf.modeling import ConfigModel
 from bert_tf.options import Options, check_options, option, options
 
 
@@ -46,7 +47,7 @@ def convert(options: ConvertCheckpointOptions) -> None:
     logging.info(
         "%s",
         convert_checkpoint(
-            options.input, options.output, options.do_lower_case, options.vocab_file
+            options.input, options.output, ConfigModel, options.do_lower_case, options.vocab_file
         ),
     )
 

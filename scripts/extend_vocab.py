@@ -22,8 +22,8 @@ import os
 from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import TextInputOptions, atomic_write_text, check_output_file, read_lines
+from bert_tf.model_io.source import ModelSource
 from bert_tf.options import check_options, option, options, positive
-from bert_tf.pretrained import read_do_lower_case
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.tokenization import BasicTokenizer, load_vocab
 from bert_tf.vocab_builder import count_words, extend_vocab, split_words, wordpiece_count
@@ -88,9 +88,8 @@ def listed_words(path: str, tokenizer: BasicTokenizer) -> list[str]:
 def main(options: ExtendVocabOptions) -> None:
     check_options(options)
     vocab = load_vocab(options.vocab_file)
-    do_lower_case = read_do_lower_case(
-        os.path.dirname(options.vocab_file) or ".", options.do_lower_case, "--vocab_file"
-    )
+    model = ModelSource(os.path.dirname(options.vocab_file) or ".")
+    do_lower_case = model.do_lower_case(options.do_lower_case, "--vocab_file")
     counts = {}
     if options.input_file:
         files = expand_input_files(options.input_file)

@@ -16,9 +16,9 @@ import numpy as np
 
 from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.model_io.loading import load_model_directory
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.options import Options, check_options, option, options, positive
-from bert_tf.pretrained import load_model_directory
 from bert_tf.tokenization import FullTokenizer, require_tokens
 
 
@@ -125,7 +125,7 @@ def load_model_dir(
     model_dir: str, do_lower_case: bool | None
 ) -> tuple[BertPretrainer, FullTokenizer]:
     """A `BertPretrainer` with its masked-LM head loaded, and its tokenizer, from any model
-    directory that has the pre-training heads (`pretrained.load_model_directory`)."""
+    directory that has the pre-training heads (`model_io.loading.load_model_directory`)."""
     source = load_model_directory(
         model_dir, BertPretrainer, do_lower_case=do_lower_case, require_heads=True
     )

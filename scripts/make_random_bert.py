@@ -19,8 +19,8 @@ import os
 
 import keras
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.options import Options, check_options, option, options
 

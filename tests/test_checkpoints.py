@@ -9,10 +9,10 @@ import pytest
 import tensorflow as tf
 from conftest import ORACLE_FIXTURES, tiny_config_dict
 
-from bert_tf.checkpoints import resolve_checkpoint_path, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.checkpoints import resolve_checkpoint_path, save_original_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 

@@ -66,10 +66,9 @@ def test_from_a_released_model_directory_it_starts_at_that_models_own_loss(tmp_p
 
 
 def test_from_a_hugging_face_bert_model_the_heads_train_from_new_with_a_warning(tmp_path):
-    from bert_tf.convert import write_hf_directory
-    from bert_tf.loading import load_checkpoint
+    from bert_tf.model_io.convert import write_hf_directory
+    from bert_tf.model_io.loading import ModelDirectory, load_checkpoint
     from bert_tf.modeling import BertEncoder
-    from bert_tf.pretrained import ModelDirectory
 
     encoder = BertEncoder(BertConfig.from_json_file(ORACLE / "bert_config.json"))
     load_checkpoint(encoder, ORACLE / "init" / "bert_model.ckpt")

@@ -10,23 +10,23 @@ import stat
 import keras
 import numpy as np
 import pytest
-from conftest import error_line, run_script, succeeded, tiny_config_dict
+from conftest import run_script, succeeded, tiny_config_dict
 from safetensors.numpy import load_file, save_file
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.convert import convert_checkpoint, write_hf_directory
 from bert_tf.errors import InputError
 from bert_tf.fileio import umask
-from bert_tf.hf_format import hf_name, hf_names, original_names
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.convert import convert_checkpoint, write_hf_directory
+from bert_tf.model_io.hf_format import hf_name, hf_names, original_names
+from bert_tf.model_io.loading import ModelDirectory, load_checkpoint
+from bert_tf.model_io.source import ModelSource, write_task_model_files
+from bert_tf.modeling import ConfigModel
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.pretrained import ModelDirectory, write_task_model_files
 
 # The tokens these tests' texts need; the models' vocab_size (tiny_config_dict's 99) covers them.
 # (Not the released 30,522: a small vocabulary keeps the models and their files small.)
@@ -144,7 +144,7 @@ def test_kernels_are_transposed_and_output_weights_are_not(tmp_path):
 def test_hugging_face_directory_converts_to_the_original_format_and_back(tmp_path):
     model = random_model("BertForSequenceClassification")
     write_hf(model, tmp_path / "hf", labels=["contradiction", "entailment", "neutral"])
-    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"), ConfigModel)
     original = tmp_path / "original"
     assert sorted(p.name for p in original.iterdir()) == [
         "bert_config.json",
@@ -162,7 +162,7 @@ def test_hugging_face_directory_converts_to_the_original_format_and_back(tmp_pat
     for name, value in values(model).items():
         np.testing.assert_array_equal(values(back)[name], value, err_msg=name)
 
-    convert_checkpoint(str(original), str(tmp_path / "hf2"))
+    convert_checkpoint(str(original), str(tmp_path / "hf2"), ConfigModel)
     assert (
         load_file(tmp_path / "hf2" / "model.safetensors").keys()
         == load_file(tmp_path / "hf" / "model.safetensors").keys()
@@ -181,8 +181,8 @@ def test_every_class_survives_a_round_trip_through_the_original_format(arch, tmp
     model = random_model(arch)
     labels = [f"L{i}" for i in range(model.num_labels)] if hasattr(model, "num_labels") else None
     write_hf(model, tmp_path / "hf", labels=labels)
-    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
-    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "back"))
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"), ConfigModel)
+    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "back"), ConfigModel)
     back_config = json.loads((tmp_path / "back" / "config.json").read_text())
     assert back_config["architectures"] == [arch]
     assert back_config.get("id2label") == json.loads(
@@ -205,7 +205,7 @@ def test_fine_tuned_output_dir_converts_with_its_head_and_labels(tmp_path):
     (output_dir / "checkpoint").write_text('model_checkpoint_path: "ckpt-7"\n')
     write_task_model_files(str(output_dir), model, tiny_vocab(tmp_path), do_lower_case=False)
     (output_dir / "labels.txt").write_text("O\nB-PER\nI-PER\nB-LOC\nI-LOC\n")
-    convert_checkpoint(str(output_dir), str(tmp_path / "hf"))
+    convert_checkpoint(str(output_dir), str(tmp_path / "hf"), ConfigModel)
     hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert hf_config["architectures"] == ["BertForTokenClassification"]
     assert hf_config["id2label"]["1"] == "B-PER"
@@ -317,7 +317,7 @@ def test_config_maps_activations_and_causal_attention(tmp_path):
     write_hf(model, tmp_path / "hf")
     values_ = json.loads((tmp_path / "hf" / "config.json").read_text())
     assert values_["hidden_act"] == "gelu_new" and values_["is_decoder"] is True
-    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"), ConfigModel)
     back = BertConfig.from_json_file(tmp_path / "original" / "bert_config.json")
     assert back.hidden_act == "gelu_tanh" and back.causal_attention
 
@@ -333,28 +333,7 @@ def test_output_folder_must_be_new(tmp_path):
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "x").write_text("")
     with pytest.raises(InputError, match="exists and is not empty"):
-        convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "taken"))
-
-
-@pytest.mark.slow  # two script runs
-def test_convert_checkpoint_script_both_ways(tmp_path):
-    model = random_model("BertForPreTraining")
-    (tmp_path / "original").mkdir()
-    model.config.to_json_file(tmp_path / "original" / "bert_config.json")
-    save_original_checkpoint(model, tmp_path / "original" / "bert_model.ckpt")
-    tiny_vocab(tmp_path / "original")
-    script = "scripts/convert_checkpoint.py"
-    succeeded(run_script(script, f"--input={tmp_path / 'original'}", f"--output={tmp_path / 'hf'}"))
-    assert sorted(p.name for p in (tmp_path / "hf").iterdir()) == [
-        "config.json",
-        "model.safetensors",
-        "tokenizer_config.json",
-        "vocab.txt",
-    ]
-    (tmp_path / "hf" / "model.safetensors").rename(tmp_path / "hf" / "pytorch_model.bin")
-    result = run_script(script, f"--input={tmp_path / 'hf'}", f"--output={tmp_path / 'back'}")
-    assert "pytorch_model.bin" in error_line(result, "convert_checkpoint.py")
-    assert not (tmp_path / "back").exists()
+        convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "taken"), ConfigModel)
 
 
 @pytest.mark.slow  # a script run
@@ -379,13 +358,12 @@ def test_extract_features_takes_a_hugging_face_directory(tmp_path):
 
 
 def test_casing_is_checked_against_tokenizer_config(tmp_path):
-    from bert_tf.pretrained import read_do_lower_case
 
     write_hf(random_model("BertModel"), tmp_path / "hf")  # do_lower_case true
-    assert read_do_lower_case(str(tmp_path / "hf"), True) is True
-    assert read_do_lower_case(str(tmp_path / "hf")) is True  # asked of the model
+    assert ModelSource(str(tmp_path / "hf")).do_lower_case(True) is True
+    assert ModelSource(str(tmp_path / "hf")).do_lower_case() is True  # asked of the model
     with pytest.raises(InputError, match="tokenizer_config.json says do_lower_case=True"):
-        read_do_lower_case(str(tmp_path / "hf"), False)
+        ModelSource(str(tmp_path / "hf")).do_lower_case(False)
 
 
 # With transformers and torch installed (`pip install -e .[hf]`): their classes compute what ours
@@ -471,7 +449,7 @@ def test_transformers_bert_for_pretraining_converts_to_the_same_outputs(
     inputs = dict(np.load(hf / "inputs.npz"))
     theirs = dict(np.load(hf / "outputs.npz"))
 
-    convert_checkpoint(str(hf), str(tmp_path / "original"))
+    convert_checkpoint(str(hf), str(tmp_path / "original"), ConfigModel)
     ours = BertPretrainer(BertConfig.from_json_file(tmp_path / "original" / "bert_config.json"))
     load_checkpoint(ours, tmp_path / "original" / "bert_model.ckpt")
     positions = np.tile(np.arange(9, dtype="int32"), (2, 1))
@@ -506,8 +484,8 @@ def test_our_task_models_give_transformers_the_same_logits(arch, transformers_ou
 
 def test_a_conversion_has_the_permissions_of_the_users_umask(tmp_path):
     write_hf(random_model("BertModel"), tmp_path / "hf")
-    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"))
-    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "hf2"))
+    convert_checkpoint(str(tmp_path / "hf"), str(tmp_path / "original"), ConfigModel)
+    convert_checkpoint(str(tmp_path / "original"), str(tmp_path / "hf2"), ConfigModel)
     mask = umask()
     for folder in ("original", "hf2"):
         assert stat.S_IMODE(os.stat(tmp_path / folder).st_mode) == 0o777 & ~mask
@@ -517,7 +495,7 @@ def test_a_conversion_has_the_permissions_of_the_users_umask(tmp_path):
 
 def test_a_hub_name_for_input_says_to_download_the_folder_first(tmp_path):
     with pytest.raises(InputError) as error:
-        convert_checkpoint("google-bert/bert-base-uncased", str(tmp_path / "out"))
+        convert_checkpoint("google-bert/bert-base-uncased", str(tmp_path / "out"), ConfigModel)
     assert str(error.value) == (
         "--input=google-bert/bert-base-uncased: no such directory; a Hugging Face Hub name? "
         "nothing is downloaded here: download the model first (huggingface-cli download "
@@ -525,4 +503,4 @@ def test_a_hub_name_for_input_says_to_download_the_folder_first(tmp_path):
         "--input=DIR"
     )
     with pytest.raises(InputError, match="no such directory$"):
-        convert_checkpoint(str(tmp_path / "missing"), str(tmp_path / "out"))
+        convert_checkpoint(str(tmp_path / "missing"), str(tmp_path / "out"), ConfigModel)

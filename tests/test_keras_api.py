@@ -14,18 +14,24 @@ import pytest
 import tensorflow as tf
 from conftest import REPO, UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.convert import convert_checkpoint
 from bert_tf.errors import InputError
-from bert_tf.loading import load_checkpoint
-from bert_tf.modeling import BertClassifier, BertEncoder, BertMultipleChoice, BertPretrainer
+from bert_tf.model_io.checkpoints import save_original_checkpoint
+from bert_tf.model_io.convert import convert_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
+from bert_tf.model_io.source import ModelSource, write_task_model_files
+from bert_tf.modeling import (
+    BertClassifier,
+    BertEncoder,
+    BertMultipleChoice,
+    BertPretrainer,
+    ConfigModel,
+)
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.preprocessing import BertPreprocessor
-from bert_tf.pretrained import read_config, read_do_lower_case, write_task_model_files
 from bert_tf.tokenization import FullTokenizer
 
 # The tiny model's vocab: enough words for sentiment-like sentences.
@@ -87,11 +93,11 @@ def test_from_pretrained_loads_what_load_checkpoint_loads(model_dir, model_class
 
 
 def test_a_head_the_checkpoint_lacks_is_newly_initialized_and_logged(model_dir, caplog):
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_io"):
         BertPretrainer.from_pretrained(model_dir)
     assert not caplog.records  # the pre-training heads are in the checkpoint
 
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_io"):
         BertClassifier.from_pretrained(model_dir, num_labels=2)
     (record,) = caplog.records
     assert "BertClassifier" in record.message and "(classifier), newly initialized" in (
@@ -132,7 +138,7 @@ def test_a_fine_tuning_output_dir_gives_its_head_arguments(model_dir, fine_tuned
 
 def test_another_tasks_head_is_not_taken_for_this_ones(fine_tuned_dir, caplog):
     output_dir, fine_tuned = fine_tuned_dir
-    with caplog.at_level(logging.WARNING, logger="bert_tf.pretrained"):
+    with caplog.at_level(logging.WARNING, logger="bert_tf.model_io"):
         model = BertSpanLabeler.from_pretrained(output_dir)  # its head is "squad", 2 outputs
     assert "(squad), newly initialized" in caplog.text
     assert_same_weights(model.encoder.weights, fine_tuned.encoder.weights)
@@ -150,12 +156,12 @@ def test_a_hugging_face_config_json_gives_the_config(tmp_path):
     values = tiny_config_dict()
     hf_only = {"architectures": ["BertForMaskedLM"], "model_type": "bert", "pad_token_id": 0}
     (tmp_path / "config.json").write_text(BertConfig(**values, **hf_only).to_json_string())
-    # The network's keys, as bert_tf.hf_format maps them; the library's are dropped.
-    assert read_config(tmp_path).to_dict() == values
+    # The network's keys, as bert_tf.model_io.hf_format maps them; the library's are dropped.
+    assert ModelSource(tmp_path).config.to_dict() == values
 
     (tmp_path / "config.json").write_text(BertConfig(**values, model_type="gpt2").to_json_string())
     with pytest.raises(InputError, match="model_type='gpt2', expected 'bert'"):
-        read_config(tmp_path)
+        _ = ModelSource(tmp_path).config
 
 
 @pytest.mark.parametrize("model_class, head_args", MODELS, ids=MODEL_IDS)
@@ -164,7 +170,7 @@ def test_from_pretrained_loads_a_hugging_face_directory_as_the_original(
 ):
     hf_dir = tmp_path / "hf"
     convert_checkpoint(
-        str(model_dir), str(hf_dir), do_lower_case=True
+        str(model_dir), str(hf_dir), ConfigModel, do_lower_case=True
     )  # config.json, model.safetensors
     model = model_class.from_pretrained(hf_dir, **head_args)
 
@@ -238,12 +244,14 @@ def test_the_preprocessor_runs_in_a_tf_data_pipeline():
 def test_the_casing_of_a_model_directory(tmp_path):
     for name in ("cased_L-12_H-768_A-12", "uncased_L-12_H-768_A-12"):
         (tmp_path / name).mkdir()
-    assert read_do_lower_case(tmp_path / "cased_L-12_H-768_A-12") is False
-    assert read_do_lower_case(tmp_path / "uncased_L-12_H-768_A-12") is True
+    assert ModelSource(tmp_path / "cased_L-12_H-768_A-12").do_lower_case() is False
+    assert ModelSource(tmp_path / "uncased_L-12_H-768_A-12").do_lower_case() is True
     (tmp_path / "tokenizer_config.json").write_text('{"do_lower_case": false}')
-    assert read_do_lower_case(tmp_path) is False  # Hugging Face's tokenizer_config.json
+    assert ModelSource(tmp_path).do_lower_case() is False  # Hugging Face's tokenizer_config.json
     (tmp_path / "tokenizer_config.json").unlink()
-    assert read_do_lower_case(tmp_path) is True  # unknown: uncased, as most released models
+    assert (
+        ModelSource(tmp_path).do_lower_case() is True
+    )  # unknown: uncased, as most released models
 
 
 # Standard Keras on them ---------------------------------------------------------------------

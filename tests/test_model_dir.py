@@ -12,12 +12,9 @@ from conftest import UNCASED_VOCAB, tiny_config_dict
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning.output_dir import check_fine_tuned_model, fine_tuned_config
-from bert_tf.modeling import BertTokenClassifier
-from bert_tf.pretrained import (
-    TASK_MODEL_FILE,
-    load_model_directory,
-    write_task_model_files,
-)
+from bert_tf.model_io.loading import load_model_directory
+from bert_tf.model_io.source import TASK_MODEL_FILE, write_task_model_files
+from bert_tf.modeling import BertTokenClassifier, ConfigModel
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
 
@@ -35,15 +32,30 @@ def test_settings_that_keep_the_variables_but_change_the_model_are_one_line(tmp_
     # the other one silently.
     trained = BertTokenClassifier(CONFIG, 5, feature_based="last_hidden", lstm_units=8)
     output_dir = fine_tuned_output_dir(tmp_path / "out", trained)
-    check_fine_tuned_model(output_dir, trained)  # the same: nothing to say
+    check_fine_tuned_model(output_dir, trained, True, str(UNCASED_VOCAB))  # the same: fine
     other = BertTokenClassifier(CONFIG, 5, feature_based="embeddings", lstm_units=8)
     with pytest.raises(InputError) as error:
-        check_fine_tuned_model(output_dir, other)
+        check_fine_tuned_model(output_dir, other, True, str(UNCASED_VOCAB))
     assert str(error.value) == (
         f"--output_dir={output_dir}: its checkpoint is of feature_based='last_hidden', not "
         "'embeddings' as this run's options build (its task_model.json); rerun with the "
         "options it was trained with, or give another --output_dir"
     )
+
+
+def test_a_rerun_with_another_casing_or_vocab_is_one_line(tmp_path):
+    # Before, it resumed the checkpoint and wrote its task_model.json over the one that said
+    # how the model had been trained.
+    model = BertTokenClassifier(CONFIG, 5)
+    output_dir = fine_tuned_output_dir(tmp_path / "out", model)
+    with pytest.raises(InputError, match="its checkpoint is of do_lower_case=True, not False"):
+        check_fine_tuned_model(output_dir, model, False, str(UNCASED_VOCAB))
+    other_vocab = tmp_path / "vocab.txt"
+    other_vocab.write_text(UNCASED_VOCAB.read_text().replace("[unused0]", "domain"))
+    with pytest.raises(InputError, match=f"its vocab.txt, not --vocab_file={other_vocab}"):
+        check_fine_tuned_model(output_dir, model, True, str(other_vocab))
+    # The output_dir's own copy of the vocab is the same vocab.
+    check_fine_tuned_model(output_dir, model, True, str(tmp_path / "out" / "vocab.txt"))
 
 
 def test_a_config_that_differs_from_the_output_dirs_is_one_line_naming_both(tmp_path):
@@ -69,4 +81,4 @@ def test_a_task_model_file_is_checked_before_keras_builds_what_it_names(model, m
         json.dumps({"model": model, "do_lower_case": True})
     )
     with pytest.raises(InputError, match=f"{TASK_MODEL_FILE}: .*{message}"):
-        load_model_directory(output_dir)
+        load_model_directory(output_dir, ConfigModel)

@@ -8,7 +8,7 @@ import pytest
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.config import BertConfig
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.embeddings import BertEmbeddings
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import gather_indexes

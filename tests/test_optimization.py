@@ -10,7 +10,7 @@ import tensorflow as tf
 from conftest import ORACLE_FIXTURES, oracle_loss_names, tiny_config_dict
 
 from bert_tf.config import BertConfig
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective, pretraining_loss

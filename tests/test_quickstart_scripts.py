@@ -124,7 +124,7 @@ def test_fill_mask_keeps_mask_whole_and_wants_one_per_sentence(model, tokenizer)
 
 
 def test_fill_mask_script_prints_one_line_per_mask(tmp_path: Path, model, tokenizer) -> None:
-    from bert_tf.checkpoints import save_original_checkpoint
+    from bert_tf.model_io.checkpoints import save_original_checkpoint
 
     save_original_checkpoint(model, tmp_path / "bert_model.ckpt")
     model.config.to_json_file(tmp_path / "bert_config.json")
@@ -149,9 +149,9 @@ def test_fill_mask_script_prints_one_line_per_mask(tmp_path: Path, model, tokeni
 def test_fill_mask_reads_any_model_directory_with_the_masked_lm_head(
     tmp_path: Path, model, tokenizer
 ) -> None:
-    from bert_tf.checkpoints import save_original_checkpoint
-    from bert_tf.convert import write_hf_directory
-    from bert_tf.pretrained import ModelDirectory
+    from bert_tf.model_io.checkpoints import save_original_checkpoint
+    from bert_tf.model_io.convert import write_hf_directory
+    from bert_tf.model_io.loading import ModelDirectory
 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"{t}\n" for t in sorted(tokenizer.vocab, key=tokenizer.vocab.get)))

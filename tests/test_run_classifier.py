@@ -32,8 +32,8 @@ from conftest import (
     write_tsv,
 )
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.modeling import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.preprocessing import BertPreprocessor
@@ -125,6 +125,18 @@ def test_the_output_dir_is_a_model_directory_that_predicts_as_the_run(trained):
     results = (trained["output_dir"] / "test_results.tsv").read_text().splitlines()
     expected = [[float(p) for p in line.split("\t")] for line in results]
     np.testing.assert_allclose(probabilities, expected, atol=1e-5)
+
+
+def test_a_rerun_with_another_casing_is_one_line_and_leaves_the_model_as_it_was(
+    trained, setup, tmp_path
+):
+    copy = tmp_path / "copy"
+    shutil.copytree(trained["output_dir"], copy)
+    described = (copy / "task_model.json").read_text()
+    result = run_script(*classifier_args(setup, copy, "--do_train", "--do_lower_case=false"))
+    line = error_line(result, "run_classifier.py")
+    assert "its checkpoint is of do_lower_case=True, not False" in line, line
+    assert (copy / "task_model.json").read_text() == described
 
 
 LOAD_AND_SERVE = """

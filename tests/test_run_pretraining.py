@@ -29,8 +29,8 @@ from conftest import (
     tiny_config_dict,
 )
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
+from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.pretrainer import BertPretrainer
 
@@ -231,7 +231,7 @@ def test_resume_input_goes_on_where_the_stopped_run_was_in_its_records(setup, tm
 def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup, tmp_path):
     from bert_tf.config import BertConfig
     from bert_tf.finetuning.driver import load_model_files
-    from bert_tf.pretrained import adopt_checkpoint_attention
+    from bert_tf.model_io.source import ModelSource
 
     output_dir = tmp_path / "ltr"
     result = run_script(
@@ -247,11 +247,13 @@ def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup,
     assert result.returncode == 0, result.stderr
     shape = BertConfig.from_json_file(setup["bert_config_file"])  # not causal
     for checkpoint in (output_dir / "ckpt-2", output_dir / "kept" / "ckpt-1", output_dir):
-        assert adopt_checkpoint_attention(shape, str(checkpoint)).causal_attention
-    assert adopt_checkpoint_attention(
-        shape, str(output_dir / "pretrained" / "bert_model.ckpt")
-    ).causal_attention
-    assert not adopt_checkpoint_attention(shape, str(setup["init_checkpoint"])).causal_attention
+        assert ModelSource(str(checkpoint)).with_attention(shape).causal_attention
+    assert (
+        ModelSource(str(output_dir / "pretrained" / "bert_model.ckpt"))
+        .with_attention(shape)
+        .causal_attention
+    )
+    assert not ModelSource(str(setup["init_checkpoint"])).with_attention(shape).causal_attention
 
     class Options:  # what load_model_files reads
         do_lower_case = True
@@ -262,10 +264,10 @@ def test_a_left_to_right_run_marks_its_checkpoints_causal_for_fine_tuning(setup,
 
     Options.output_dir = str(tmp_path / "fine_tuning")  # new: no config of its own
 
-    config, _ = load_model_files(Options)
+    config, _ = load_model_files(Options, ModelSource(Options.init_checkpoint))
     assert config.causal_attention
     Options.init_checkpoint = str(setup["init_checkpoint"])
-    assert not load_model_files(Options)[0].causal_attention
+    assert not load_model_files(Options, ModelSource(Options.init_checkpoint))[0].causal_attention
 
 
 @pytest.mark.slow  # CI time: among the longest end-to-end runs

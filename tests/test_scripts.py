@@ -18,9 +18,9 @@ import pytest
 import tensorflow as tf
 from conftest import SAMPLE_DATA, error_line, run_script, succeeded, tiny_config_dict
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.checkpoints import save_original_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.tokenization import load_vocab
 

@@ -13,11 +13,11 @@ import pytest
 import tensorflow as tf
 from conftest import UNCASED_VOCAB, tiny_config_dict
 
-from bert_tf.checkpoints import save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.input_pipeline import record_dataset
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.checkpoints import save_original_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
 from bert_tf.swag.data import SwagExample, get_examples, read_swag_examples

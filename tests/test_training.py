@@ -9,7 +9,7 @@ import tensorflow as tf
 from conftest import record_batch, tiny_pretraining_config
 
 from bert_tf.errors import InputError
-from bert_tf.loading import load_checkpoint
+from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective

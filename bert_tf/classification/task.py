@@ -24,7 +24,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
-from bert_tf.pretrained import LABELS_FILE
+from bert_tf.model_io.source import LABELS_FILE
 from bert_tf.tfrecord import RecordSchema
 
 

@@ -32,7 +32,6 @@ import random
 import numpy as np
 
 from bert_tf import filesystem
-from bert_tf.checkpoints import check_checkpoint_folder
 from bert_tf.config import BertConfig
 from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
@@ -46,18 +45,15 @@ from bert_tf.finetuning.output_dir import (
 )
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.input_pipeline import record_dataset
+from bert_tf.model_io.source import LABELS_FILE, ModelSource, write_task_model_files
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
-from bert_tf.pretrained import (
-    adopt_checkpoint_attention,
-    read_do_lower_case,
-    write_task_model_files,
-)
 from bert_tf.runtime import build_trainer, train
 from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
 from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer, require_tokens
 from bert_tf.training import Trainer
+from bert_tf.training_checkpoints import check_checkpoint_folder
 
 logger = logging.getLogger(__name__)
 
@@ -80,7 +76,9 @@ def run_task(task: Task) -> dict:
         from bert_tf.serving import check_export_dir  # TensorFlow Text only when exporting
 
         check_export_dir(options.export_dir, options.output_dir)
-    config, tokenizer = load_model_files(options)
+    # --init_checkpoint resolved once: its casing, attention, labels, class and weights.
+    task.init_source = ModelSource(options.init_checkpoint) if options.init_checkpoint else None
+    config, tokenizer = load_model_files(options, task.init_source)
     splits = task.prediction_splits()
     examples = {
         split: task.read(split) for split in (["train"] if options.do_train else []) + list(splits)
@@ -102,8 +100,14 @@ def run_task(task: Task) -> dict:
 
     strategy = options.make_strategy()  # the first TensorFlow work
     settings = options.trainer_settings()
-    trainer = build_trainer(strategy, task.objective(config), config, steps, warmup, settings)
-    check_fine_tuned_model(options.output_dir, trainer.model)
+    labels = task.model_files().get(LABELS_FILE, "").splitlines()
+    trainer = build_trainer(
+        strategy, task.objective(config), config, steps, warmup, settings,
+        task.init_source, labels or None,
+    )  # fmt: skip
+    check_fine_tuned_model(
+        options.output_dir, trainer.model, options.do_lower_case, options.vocab_file
+    )
     if options.do_train:
         _train(task, trainer, settings, examples["train"], features["train"], (steps, warmup))
     results = _evaluate(task, trainer, splits, examples, features)
@@ -229,19 +233,21 @@ def train_schedule(
     return steps, int(steps * warmup_proportion)
 
 
-def load_model_files(options: FineTuningOptions) -> tuple[BertConfig, FullTokenizer]:
+def load_model_files(
+    options: FineTuningOptions, source: ModelSource | None = None
+) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
-    (casing against the checkpoint's name, max_seq_length against the positions); a
-    checkpoint pre-trained left to right keeps its causal attention, and a rerun in an
-    output_dir that holds a checkpoint takes the config it was fine-tuned with."""
-    if options.init_checkpoint:  # the flag against what the model's files and name say
-        read_do_lower_case(options.init_checkpoint, options.do_lower_case, "--init_checkpoint")
+    (casing against `source`, --init_checkpoint's files and name; max_seq_length against the
+    positions); a checkpoint pre-trained left to right keeps its causal attention, and a rerun
+    in an output_dir that holds a checkpoint takes the config it was fine-tuned with."""
+    if source is not None:  # the flag against what the model's files and name say
+        source.do_lower_case(options.do_lower_case, "--init_checkpoint")
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
     require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
-    if options.init_checkpoint:
-        config = adopt_checkpoint_attention(config, options.init_checkpoint)
+    if source is not None:
+        config = source.with_attention(config)
     config = fine_tuned_config(config, options.bert_config_file, options.output_dir)
     return config, tokenizer

@@ -7,13 +7,12 @@ from __future__ import annotations
 import logging
 import os
 
-import keras
-
 from bert_tf import filesystem
-from bert_tf.checkpoints import training_checkpoints
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.pretrained import task_model_description
+from bert_tf.model_io.checkpoints import training_checkpoints
+from bert_tf.model_io.source import task_model_description
+from bert_tf.runtime import task_model_differences
 
 logger = logging.getLogger(__name__)
 
@@ -68,29 +67,30 @@ def fine_tuned_config(config: BertConfig, config_file: str, output_dir: str) -> 
     return trained
 
 
-def check_fine_tuned_model(output_dir: str, model) -> None:
+def check_fine_tuned_model(output_dir: str, model, do_lower_case: bool, vocab_file: str) -> None:
     """Raises `InputError` when the fine-tuning `output_dir` holds a checkpoint of a task model
-    other than `model` (another class, or other settings such as the feature-based layers: the
-    same variables computing something else would restore silently)."""
+    other than this run's: another class, other settings (the feature-based layers), another
+    casing or another vocab. The same variables computing something else would restore
+    silently, and the rerun would write its task_model.json over the one that says so."""
     if not training_checkpoints(output_dir):
         return
     found = task_model_description(output_dir)
     if found is None:
         return
-    built = keras.saving.serialize_keras_object(model)
-    mismatches = []
-    if found.get("class_name") != built["class_name"]:
-        mismatches.append(f"a {found.get('class_name')}, not a {built['class_name']}")
-    trained = {k: v for k, v in found.get("config", {}).items() if k not in ("config", "name")}
-    settings = {k: v for k, v in built["config"].items() if k not in ("config", "name")}
-    mismatches += [
-        f"{key}={trained.get(key)!r}, not {settings.get(key)!r}"
-        for key in sorted(set(trained) | set(settings))
-        if trained.get(key) != settings.get(key)
-    ]
+    mismatches = task_model_differences(found, model)
+    if found["do_lower_case"] != do_lower_case:
+        mismatches.append(f"do_lower_case={found['do_lower_case']}, not {do_lower_case}")
+    own_vocab = os.path.join(output_dir, "vocab.txt")
+    if filesystem.isfile(own_vocab) and _read_bytes(own_vocab) != _read_bytes(vocab_file):
+        mismatches.append(f"its vocab.txt, not --vocab_file={vocab_file}")
     if mismatches:
         raise InputError(
             f"--output_dir={output_dir}: its checkpoint is of {', '.join(mismatches)} as this "
             "run's options build (its task_model.json); rerun with the options it was trained "
             "with, or give another --output_dir"
         )
+
+
+def _read_bytes(path: str) -> bytes:
+    with filesystem.open_file(path, "rb") as f:
+        return f.read()

@@ -22,6 +22,7 @@ from collections.abc import Sequence
 import numpy as np
 
 from bert_tf.config import BertConfig
+from bert_tf.model_io.source import ModelSource
 from bert_tf.objective import Objective
 from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
@@ -64,6 +65,8 @@ class Task:
 
     def __init__(self, options) -> None:
         self.options = options
+        # --init_checkpoint's files, resolved once by the driver (None without one).
+        self.init_source: ModelSource | None = None
         # What reading left out, in a line each (SQuAD's questions whose answer is not at its
         # answer_start), repeated at the end of the run where its summary is read.
         self.read_notes: list[str] = []

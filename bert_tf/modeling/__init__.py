@@ -3,6 +3,7 @@ the fine-tuning models. The layers take plain values, which Keras's own `get_con
 the models are rebuilt from their `BertConfig` (`ConfigModel`)."""
 
 from bert_tf.modeling.classifier import BertClassifier
+from bert_tf.modeling.config_model import ConfigModel
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead, MaskedLMHead, NextSentenceHead
 from bert_tf.modeling.multiple_choice import BertMultipleChoice
@@ -15,6 +16,7 @@ __all__ = [
     "BertEncoder",
     "BertMultipleChoice",
     "ClassifierHead",
+    "ConfigModel",
     "BertPretrainer",
     "BertSpanLabeler",
     "BertTokenClassifier",

@@ -20,8 +20,11 @@ def bilstm(
     mask = ops.cast(input_mask, "bool")
     for i in range(num_layers):
         last = i == num_layers - 1
+        # Named, so that its variables' paths (`bilstm_0/forward_lstm/lstm_cell/kernel`) are the
+        # same in every model built: the loaders find variables the original has no name for
+        # by their paths (Keras numbers an unnamed layer by how many were built before it).
         hidden = keras.layers.Bidirectional(
-            keras.layers.LSTM(units, return_sequences=not (summary and last)),
+            keras.layers.LSTM(units, return_sequences=not (summary and last), name="lstm"),
             name=name if num_layers == 1 else f"{name}_{i}",
         )(hidden, mask=mask)
     return hidden

@@ -21,8 +21,8 @@ class ConfigModel(keras.Model):
     (`original_head`)."""
 
     hf_architecture: str | None = None
-    # Original name -> Hugging Face name, where the rule (bert_tf.hf_format) does not give it:
-    # the encoder's embedding tables, and the head's names.
+    # Original name -> Hugging Face name, where the rule (bert_tf.model_io.hf_format) does not
+    # give it: the encoder's embedding tables, and the head's names.
     hf_names: dict[str, str] = {}
     # Whether the Hugging Face class has the pooler (`add_pooling_layer`).
     hf_pooler = True
@@ -66,22 +66,22 @@ class ConfigModel(keras.Model):
     @classmethod
     def from_pretrained(cls, path, config: BertConfig | None = None, **model_args):
         """This model built from the model directory `path` (bert_config.json, or a Hugging
-        Face config.json) with its checkpoint's weights; `model_args` are the constructor's
-        others (`num_labels=2`; a fine-tuning output_dir of this model class gives its own).
+        Face config.json; or its `ModelSource`) with every weight of its checkpoint;
+        `model_args` are the constructor's others (`num_labels=2`; a fine-tuning output_dir
+        of this model class gives its own).
         A head the checkpoint lacks is newly initialized (logged); a head of another task's
         class is an error unless `encoder_only=True` (then only the encoder is loaded).
         On `ConfigModel` itself: the class the directory's files name.
-        See `bert_tf.pretrained.load_model_directory`, which this class hands itself to.
+        See `bert_tf.model_io.loading.load_model_directory`, which this class hands itself to.
 
         Example:
             >>> classifier = BertClassifier.from_pretrained("uncased_L-12_H-768_A-12", num_labels=2)
         """
         # Reading TF checkpoints needs TensorFlow: imported here, so that the modeling
         # package itself stays backend-agnostic.
-        from bert_tf.pretrained import load_model_directory
+        from bert_tf.model_io.loading import load_model_directory
 
-        base = None if cls is ConfigModel else cls
-        return load_model_directory(path, base, config, **model_args).model
+        return load_model_directory(path, cls, config, **model_args).model
 
     @classmethod
     def from_config(cls, config: dict):

@@ -20,8 +20,8 @@ from collections.abc import Iterable, Sequence
 from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import read_text
+from bert_tf.model_io.source import LABELS_FILE, ModelSource
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
-from bert_tf.pretrained import LABELS_FILE
 from bert_tf.tfds import load_prepared
 
 DOCSTART = "-DOCSTART-"
@@ -204,37 +204,35 @@ def tfds_conll2003(split: str, data_dir: str | None) -> ConllFile:
 
 
 def resolve_labels(
-    output_dir: str, init_checkpoint: str | None, train: ConllFile | None
+    output_dir: str, init_source: ModelSource | None, train: ConllFile | None
 ) -> tuple[list[str], str]:
     """The label set and where it comes from: the training file's entity types when
     training (checked against an earlier run's labels.txt in output_dir), else
-    output_dir/labels.txt, else the labels.txt beside init_checkpoint.
+    output_dir/labels.txt, else the labels of the model `init_source` (--init_checkpoint).
 
     Raises:
         InputError: the training file's tags differ from the earlier run's, or no label set
             is found.
     """
-    saved_files = [os.path.join(output_dir, LABELS_FILE)]
-    if init_checkpoint:
-        saved_files.append(os.path.join(filesystem.folder_of(init_checkpoint), LABELS_FILE))
-    saved_file = next((path for path in saved_files if filesystem.isfile(path)), None)
-    saved = None
-    if saved_file:
+    saved_file, saved = os.path.join(output_dir, LABELS_FILE), None
+    if filesystem.isfile(saved_file):
         with filesystem.open_file(saved_file) as f:
             saved = [line.strip() for line in f if line.strip()]
     if train is not None:
         labels = label_list(train.entity_types())
-        if saved is not None and saved_file == saved_files[0] and saved != labels:
+        if saved is not None and saved != labels:
             raise InputError(
                 f"{train.source}: its tags ({' '.join(labels)}) differ from the tags the model "
                 f"in --output_dir was trained on ({saved_file}: {' '.join(saved)}); use "
                 "another --output_dir"
             )
         return labels, train.source
+    if saved is None and init_source is not None and init_source.labels:
+        saved, saved_file = init_source.labels, os.path.join(init_source.directory, LABELS_FILE)
     if saved is None:
         raise InputError(
             f"no {LABELS_FILE} in --output_dir={output_dir}"
-            + (" or beside --init_checkpoint" if init_checkpoint else "")
+            + (" or beside --init_checkpoint" if init_source else "")
             + ": the label set is written there when the model is trained (--do_train)"
         )
     return saved, saved_file

@@ -57,7 +57,7 @@ class NerTask(Task):
 
     def prepare(self, examples: dict) -> None:
         self.labels, source = resolve_labels(
-            self.options.output_dir, self.options.init_checkpoint, examples.get("train")
+            self.options.output_dir, self.init_source, examples.get("train")
         )
         for split in ("dev", "test"):
             if split in examples:

@@ -19,12 +19,12 @@ import os
 import tensorflow as tf
 
 from bert_tf import filesystem
-from bert_tf.checkpoints import check_checkpoint_folder, save_original_checkpoint
 from bert_tf.config import BertConfig
 from bert_tf.distribute import input_seed, is_chief, num_workers
 from bert_tf.errors import InputError
 from bert_tf.evaluation import evaluate
 from bert_tf.fileio import check_writable_folder, staging_folder
+from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.options import (
     check_options,
     non_negative,
@@ -43,6 +43,7 @@ from bert_tf.pretraining.input_pipeline import (
 from bert_tf.pretraining.objectives import OBJECTIVES, get_objective
 from bert_tf.runtime import EvalOptions, TrainingOptions, build_trainer, train
 from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
+from bert_tf.training_checkpoints import check_checkpoint_folder
 
 logger = logging.getLogger(__name__)
 

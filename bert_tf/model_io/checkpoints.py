@@ -1,13 +1,15 @@
 """TF checkpoint files: Google's original TF1 checkpoints (`bert_model.ckpt`, name-based) read
 and written, and bert_tf's training checkpoints (`ckpt-<step>` in an output_dir, object-based,
-kept copies in `kept/`) listed, saved and restored. Every write is staged: a crash leaves no
-partial checkpoint under a real name, on a local disk as in a bucket.
+kept copies in `kept/`; saved by `bert_tf.training_checkpoints`) listed and read. Every write
+is staged: a crash leaves no partial checkpoint under a real name, on a local disk as in a
+bucket.
 
-    save_original_checkpoint(encoder, "out/bert_model.ckpt")   # loading: bert_tf.loading
+    save_original_checkpoint(encoder, "out/bert_model.ckpt")   # loading: model_io.loading
 """
 
 from __future__ import annotations
 
+import functools
 import logging
 import os
 import re
@@ -32,32 +34,52 @@ UNREADABLE_CHECKPOINT = (tf.errors.OpError, IndexError)
 _FILE_OF_PREFIX = re.compile(r"\.(index|meta|data-\d{5}-of-\d{5})$")
 
 
-def check_checkpoint_folder(folder: str, flag: str = "") -> None:
-    """Raises `InputError` for a folder whose name has `*`, `?`, `[` or `]`: TensorFlow finds a
-    checkpoint's files by glob pattern, so there every save works and every restore fails."""
-    if re.search(r"[*?[\]]", folder):
-        raise InputError(
-            f"{flag + '=' if flag else ''}{folder}: TensorFlow cannot read checkpoints back from "
-            "a folder whose name has *, ?, [ or ] (it finds their files by glob pattern); "
-            "give a name without them"
-        )
-
-
 def training_checkpoints(directory: str) -> list[str]:
     """The whole `ckpt-<step>` prefixes in `directory`, oldest first: the one listing of a run's
-    checkpoints, its `checkpoint` state file's (without one: its `ckpt-<step>.index` files)."""
+    checkpoints, its `checkpoint` state file's (without one: its `ckpt-<step>.index` files).
+    One the state file lists without its .index is left out, and said once (a warning)."""
     state = tf.train.get_checkpoint_state(directory) if filesystem.isdir(directory) else None
     if state is not None:
         paths = list(state.all_model_checkpoint_paths) or [state.model_checkpoint_path]
     else:
         pattern = os.path.join(filesystem.escape(directory), "ckpt-*.index")
         paths = [path[: -len(".index")] for path in filesystem.glob(pattern)]
-    steps = {}
+    steps, lost = {}, []
     for path in paths:
         found = re.fullmatch(r"ckpt-(\d+)", os.path.basename(path))
+        path = os.path.join(directory, os.path.basename(path))
         if found and filesystem.isfile(path + ".index"):
-            steps[int(found.group(1))] = os.path.join(directory, os.path.basename(path))
-    return [steps[step] for step in sorted(steps)]
+            steps[int(found.group(1))] = path
+        elif found:
+            lost.append(path)
+    listed = [steps[step] for step in sorted(steps)]
+    if lost:
+        _say_lost(tuple(lost), listed[-1] if listed else None)
+    return listed
+
+
+@functools.cache  # once a process: the listing is asked for again before each use
+def _say_lost(lost: tuple[str, ...], latest: str | None) -> None:
+    instead = f"the latest whole one is {os.path.basename(latest)}" if latest else "none is whole"
+    logger.warning(
+        "%s: listed in its checkpoint state file, but without its .index (deleted or not "
+        "copied); %s", listing(list(lost)), instead,
+    )  # fmt: skip
+
+
+def listing(names: list[str], most: int = 5) -> str:
+    """`names` joined, the first `most` of them."""
+    more = f" and {len(names) - most} more" if len(names) > most else ""
+    return ", ".join(names[:most]) + more
+
+
+def variable_names(model: keras.Model) -> dict[str, keras.Variable]:
+    """Every variable of `model` by name: the original's (`model.original_variable_names()`),
+    else, for one the original has no name for (a BiLSTM head, a scalar mix), its Keras path."""
+    table = dict(model.original_variable_names())
+    named = {id(variable) for variable in table.values()}
+    table.update({v.path: v for v in model.weights if id(v) not in named})
+    return table
 
 
 def latest_checkpoint(directory: str) -> str | None:
@@ -111,9 +133,10 @@ def object_graph_keys(reader) -> dict[str, str]:
 
 
 def save_original_checkpoint(model: keras.Model, checkpoint_prefix: str | os.PathLike) -> str:
-    """Writes `model`'s weights under the original names (`model.original_variable_names()`)
-    with a `checkpoint` state file, as the original reads them. Returns the prefix."""
-    table = model.original_variable_names()
+    """Writes every weight of `model` under the original names (`variable_names`: a variable
+    the original lacks under its Keras path) with a `checkpoint` state file, as the original
+    reads them. Returns the prefix."""
+    table = variable_names(model)
     return write_original_checkpoint(
         {name: keras.ops.convert_to_numpy(variable) for name, variable in table.items()},
         checkpoint_prefix,
@@ -127,7 +150,7 @@ def write_original_checkpoint(
     prefix, names = os.fspath(checkpoint_prefix), sorted(tensors)
     directory = os.path.dirname(prefix) or "."
     filesystem.makedirs(directory)
-    _staged(
+    write_staged(
         prefix,
         (".data-00000-of-00001", ".index"),
         lambda tmp: tf.raw_ops.SaveV2(
@@ -145,7 +168,7 @@ def write_original_checkpoint(
     return prefix
 
 
-def _staged(prefix: str, suffixes, write, why: str = "") -> None:
+def write_staged(prefix: str, suffixes, write, why: str = "") -> None:
     """Calls `write(tmp)` to write the files `tmp + suffix`, then renames each to `prefix +
     suffix`, the index (which makes a checkpoint visible) last. Raises `InputError` naming
     `prefix` where the disk or bucket refuses it, leaving nothing (`why`: what is kept)."""
@@ -157,103 +180,14 @@ def _staged(prefix: str, suffixes, write, why: str = "") -> None:
             filesystem.rename(tmp + suffix, prefix + suffix)
     except (tf.errors.OpError, OSError) as e:
         kept = why or "nothing was left under that name"
-        raise _cannot(f"{prefix}: cannot write", filesystem.escape(tmp) + "*", e, kept) from None
+        raise failed_write(
+            f"{prefix}: cannot write", filesystem.escape(tmp) + "*", e, kept
+        ) from None
 
 
-def _cannot(what: str, leftovers: str, error: Exception, kept: str) -> InputError:
+def failed_write(what: str, leftovers: str, error: Exception, kept: str) -> InputError:
     """Removes what a failed write began (the paths the pattern `leftovers` matches) and
     returns the one line that says so."""
     for partial in filesystem.glob(leftovers):
         filesystem.discard(partial)
     return InputError(f"{what} the checkpoint ({first_line(error)}); {kept}")
-
-
-class TrainingCheckpoints:
-    """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last `max_to_keep`,
-    and a copy in `directory`/kept/ of each whose step is a multiple of `keep_every_n_steps`
-    (never deleted). No directory: nothing is saved. `state`: `tf.train.Checkpoint`'s keyword
-    arguments."""
-
-    def __init__(
-        self,
-        state: dict,
-        directory: str | None,
-        max_to_keep: int = 5,
-        keep_every_n_steps: int | None = None,
-    ) -> None:
-        if directory:
-            check_checkpoint_folder(directory)
-        self.checkpoint = tf.train.Checkpoint(**state)
-        self.directory = directory
-        self.keep_every_n_steps = keep_every_n_steps
-        self.manager = None
-        if directory:
-            manager = tf.train.CheckpointManager
-            self.manager = manager(self.checkpoint, directory, max_to_keep, checkpoint_name="ckpt")
-
-    @property
-    def latest(self) -> str | None:
-        """The last checkpoint saved (or found at the start), if any."""
-        return self.manager.latest_checkpoint if self.manager else None
-
-    def restore(self, directory: str | None = None) -> str | None:
-        """Restores the latest checkpoint of `directory` (default: this one's; every worker
-        restores the chief's), the one before where it cannot be read; returns its path, None
-        without one. Raises `InputError` where none can be read, AssertionError or ValueError
-        for one of another model."""
-        directory = directory or self.directory
-        if not directory:
-            return None
-        if directory == self.directory:  # this worker's own: remove what killed saves left
-            temp = os.path.join(filesystem.escape(directory), "ckpt-*_temp")
-            for folder in filesystem.glob(temp):
-                logger.info("removing %s (a save that did not finish)", folder)
-                filesystem.rmtree(folder)
-        candidates = training_checkpoints(directory)[::-1]  # the latest first
-        for i, path in enumerate(candidates):
-            if i:  # a newer one could not be read
-                logger.warning("resuming from %s instead", os.path.basename(path))
-            try:
-                self.checkpoint.restore(path).assert_existing_objects_matched()
-                return path
-            except UNREADABLE_CHECKPOINT as e:
-                logger.warning("%s cannot be read: %s", path, first_line(e))
-        if candidates:
-            names = ", ".join(os.path.basename(path) for path in candidates)
-            raise InputError(
-                f"{directory}: none of its checkpoints can be read ({names}); move them away "
-                "to start again"
-            )
-        return None
-
-    def save(self, step: int) -> str | None:
-        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
-        `keep_every_n_steps`, a copy in `kept/`; returns its path. A step already saved made no
-        progress since: it is not rewritten (a failed rewrite would lose the good one). Raises
-        `InputError` where the disk refuses it (what it began is removed, the previous stays)."""
-        if self.manager is None:
-            return None
-        previous = self.manager.latest_checkpoint
-        if previous and os.path.basename(previous) == f"ckpt-{step}":
-            return previous
-        try:
-            path = self.manager.save(checkpoint_number=step)
-        except (tf.errors.OpError, OSError) as e:
-            prefix = os.path.join(self.directory, f"ckpt-{step}")
-            kept = f"the previous one, {previous}, is kept" if previous else "none was saved"
-            leftovers = filesystem.escape(prefix) + "[._]*"  # its files and ckpt-<step>_temp/
-            raise _cannot(f"{prefix}: cannot save", leftovers, e, kept) from None
-        every = self.keep_every_n_steps
-        if every and step % every == 0:
-            kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR, os.path.basename(path))
-            files = filesystem.glob(filesystem.escape(path) + ".*")
-            suffixes = [name[len(path) :] for name in files]
-
-            def copy(tmp: str) -> None:
-                filesystem.makedirs(os.path.dirname(kept))
-                for suffix in suffixes:
-                    filesystem.copy(path + suffix, tmp + suffix)
-
-            _staged(kept, suffixes, copy, why=f"{path} is saved")
-            logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
-        return path

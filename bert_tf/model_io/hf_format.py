@@ -29,6 +29,7 @@ from bert_tf import filesystem
 from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_open, read_text
+from bert_tf.model_io.checkpoints import listing, variable_names
 
 CONFIG_FILE = "config.json"
 TOKENIZER_CONFIG_FILE = "tokenizer_config.json"
@@ -247,12 +248,11 @@ def _header_shapes(path: str) -> dict[str, list[int]]:
 def architecture(model: keras.Model) -> str:
     """The Hugging Face class of `model`. Raises `InputError` for layers Hugging Face's BERT
     classes have no place for (a BiLSTM head, a feature-based tagger)."""
-    named = {id(variable) for variable in model.original_variable_names().values()}
-    extra = [variable.path for variable in model.weights if id(variable) not in named]
+    extra = sorted(set(variable_names(model)) - set(model.original_variable_names()))
     if extra or model.hf_architecture is None:
         raise InputError(
             f"{type(model).__name__} has layers that Hugging Face's BERT classes do not have "
-            f"({', '.join(extra[:2]) or 'its head'}); only the original heads convert"
+            f"({listing(extra, 2) or 'its head'}); only the original heads convert"
         )
     return model.hf_architecture
 

@@ -2,29 +2,30 @@
 a Hugging Face directory to the original format, any other model directory of ours to
 Hugging Face's. The output folder appears whole or not at all.
 
-    convert_checkpoint("bert-base-uncased/", "uncased_L-12_H-768_A-12/")   # -> original format
-    convert_checkpoint("output/mrpc/", "mrpc_hf/")                         # -> Hugging Face
+    from bert_tf.modeling import ConfigModel
+    convert_checkpoint("bert-base-uncased/", "uncased_bert/", ConfigModel)   # -> original format
+    convert_checkpoint("output/mrpc/", "mrpc_hf/", ConfigModel)              # -> Hugging Face
 """
 
 from __future__ import annotations
 
 import contextlib
 import json
+import logging
 import os
 import re
 
 import keras
 
-from bert_tf import checkpoints, filesystem, hf_format
+from bert_tf import filesystem
 from bert_tf.errors import InputError
 from bert_tf.fileio import atomic_write_text, staging_folder
-from bert_tf.pretrained import (
-    LABELS_FILE,
-    ModelDirectory,
-    load_model_directory,
-    write_task_model_files,
-)
+from bert_tf.model_io import checkpoints, hf_format
+from bert_tf.model_io.loading import ModelDirectory, load_model_directory
+from bert_tf.model_io.source import LABELS_FILE, ModelSource, write_task_model_files
 from bert_tf.tokenization import load_vocab
+
+logger = logging.getLogger(__name__)
 
 
 def write_hf_directory(source: ModelDirectory, directory: str) -> None:
@@ -67,15 +68,17 @@ def _new_directory(output: str):
 
 
 def write_original_directory(source: ModelDirectory, directory: str) -> int:
-    """bert_config.json, bert_model.ckpt (a pooler the source lacks written as newly
-    initialized, as transformers makes it), vocab.txt, labels.txt and a task model's
-    task_model.json into `directory`. Returns the number of variables written."""
+    """bert_config.json, bert_model.ckpt, vocab.txt, labels.txt and a task model's
+    task_model.json into `directory`: every variable of the model, those the source lacks (a
+    masked LM's pooler and next-sentence head) as newly initialized, as transformers makes
+    them. Returns the number of variables written."""
     model, vocab_file = source.model, source.vocab_file
     model.config.check_vocab(len(load_vocab(vocab_file)), vocab_file)
-    table = model.original_variable_names()
-    written = [n for n in table if n in source.report.loaded or n in hf_format.POOLER_NAMES]
+    table = checkpoints.variable_names(model)
+    if source.report.missing:
+        logger.info("written as newly initialized: %s", checkpoints.listing(source.report.missing))
     checkpoints.write_original_checkpoint(
-        {name: keras.ops.convert_to_numpy(table[name]) for name in written},
+        {name: keras.ops.convert_to_numpy(variable) for name, variable in table.items()},
         os.path.join(directory, "bert_model.ckpt"),
     )
     if model.head_scope is not None:
@@ -88,19 +91,21 @@ def write_original_directory(source: ModelDirectory, directory: str) -> int:
     if getattr(model, "num_labels", None) and source.labels:
         labels = "".join(f"{label}\n" for label in source.labels)
         atomic_write_text(os.path.join(directory, LABELS_FILE), labels)
-    return len(written)
+    return len(table)
 
 
 def convert_checkpoint(
     input_dir: str,
     output_dir: str,
+    model_class: type,
     do_lower_case: bool | None = None,
     vocab_file: str | None = None,
 ) -> str:
     """Converts `input_dir` the way its files say: a Hugging Face directory to the original
     format, any other model directory of ours to Hugging Face's, with the model's casing
-    (`pretrained.read_do_lower_case`, `do_lower_case` its flag). The output folder appears
-    whole or not at all. Returns what was done, in words.
+    (`ModelSource.do_lower_case`, `do_lower_case` its flag). `model_class`: the family root
+    (`ConfigModel`, for the class the files name) or a class to build. The output folder
+    appears whole or not at all. Returns what was done, in words.
 
     Raises:
         InputError: the input is not a BERT model directory, or its weights do not fit.
@@ -114,12 +119,13 @@ def convert_checkpoint(
                 "save_pretrained(DIR)) and give --input=DIR"
             )
         raise InputError(f"--input={input_dir}: no such directory{hint}")
-    source = load_model_directory(input_dir, do_lower_case=do_lower_case, vocab_file=vocab_file)
+    found = ModelSource(input_dir)
+    source = load_model_directory(found, model_class, None, do_lower_case, vocab_file)
     if source.vocab_file is None:
         raise InputError(f"{input_dir}: no vocab.txt (expected a BERT model directory)")
     name = type(source.model).__name__
     with _new_directory(output_dir) as staging:
-        if hf_format.is_hf_directory(input_dir):
+        if found.is_hf:
             count = write_original_directory(source, staging)
             what = f"(Hugging Face) -> {output_dir} (original format): {name} ({count} variables)"
         else:

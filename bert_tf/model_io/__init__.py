@@ -1,0 +1,11 @@
+"""Reading and writing models: the package that knows checkpoint files and model directories,
+as `bert_tf.modeling` knows the network. It imports no model class: a caller hands in the class
+to build (keras-hub's `from_preset` shape), so nothing here depends on the models above it.
+
+- `source`: `ModelSource`, a model directory or checkpoint resolved once (format, weights,
+  config, casing, labels, task, class, attention direction).
+- `loading`: `load_checkpoint` (every variable loaded or named), `load_model_directory`.
+- `checkpoints`: the original's TF1 checkpoints by name; training checkpoints (`ckpt-<step>`).
+- `hf_format`: Hugging Face's config.json and safetensors, by the same names.
+- `convert`: a model directory to the other format (`convert_checkpoint`).
+"""

@@ -1,0 +1,126 @@
+"""The training state's checkpoints (`ckpt-<step>` in an output_dir: the model, the optimizer's
+slots and the step), saved and restored as the training loop needs them: the last few, a kept
+copy every n steps, a damaged latest passed over for the one before. What reads a model out of
+them is `bert_tf.model_io`."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+
+import tensorflow as tf
+
+from bert_tf import filesystem
+from bert_tf.errors import InputError, first_line
+from bert_tf.model_io.checkpoints import (
+    KEPT_CHECKPOINTS_DIR,
+    UNREADABLE_CHECKPOINT,
+    failed_write,
+    training_checkpoints,
+    write_staged,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def check_checkpoint_folder(folder: str, flag: str = "") -> None:
+    """Raises `InputError` for a folder whose name has `*`, `?`, `[` or `]`: TensorFlow finds a
+    checkpoint's files by glob pattern, so there every save works and every restore fails."""
+    if re.search(r"[*?[\]]", folder):
+        raise InputError(
+            f"{flag + '=' if flag else ''}{folder}: TensorFlow cannot read checkpoints back from "
+            "a folder whose name has *, ?, [ or ] (it finds their files by glob pattern); "
+            "give a name without them"
+        )
+
+
+class TrainingCheckpoints:
+    """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last `max_to_keep`,
+    and a copy in `directory`/kept/ of each whose step is a multiple of `keep_every_n_steps`
+    (never deleted). No directory: nothing is saved. `state`: `tf.train.Checkpoint`'s keyword
+    arguments."""
+
+    def __init__(
+        self,
+        state: dict,
+        directory: str | None,
+        max_to_keep: int = 5,
+        keep_every_n_steps: int | None = None,
+    ) -> None:
+        if directory:
+            check_checkpoint_folder(directory)
+        self.checkpoint = tf.train.Checkpoint(**state)
+        self.directory = directory
+        self.keep_every_n_steps = keep_every_n_steps
+        self.manager = None
+        if directory:
+            manager = tf.train.CheckpointManager
+            self.manager = manager(self.checkpoint, directory, max_to_keep, checkpoint_name="ckpt")
+
+    @property
+    def latest(self) -> str | None:
+        """The last checkpoint saved (or found at the start), if any."""
+        return self.manager.latest_checkpoint if self.manager else None
+
+    def restore(self, directory: str | None = None) -> str | None:
+        """Restores the latest checkpoint of `directory` (default: this one's; every worker
+        restores the chief's), the one before where it cannot be read; returns its path, None
+        without one. Raises `InputError` where none can be read, AssertionError or ValueError
+        for one of another model."""
+        directory = directory or self.directory
+        if not directory:
+            return None
+        if directory == self.directory:  # this worker's own: remove what killed saves left
+            temp = os.path.join(filesystem.escape(directory), "ckpt-*_temp")
+            for folder in filesystem.glob(temp):
+                logger.info("removing %s (a save that did not finish)", folder)
+                filesystem.rmtree(folder)
+        candidates = training_checkpoints(directory)[::-1]  # the latest first
+        for i, path in enumerate(candidates):
+            if i:  # a newer one could not be read
+                logger.warning("resuming from %s instead", os.path.basename(path))
+            try:
+                self.checkpoint.restore(path).assert_existing_objects_matched()
+                return path
+            except UNREADABLE_CHECKPOINT as e:
+                logger.warning("%s cannot be read: %s", path, first_line(e))
+        if candidates:
+            names = ", ".join(os.path.basename(path) for path in candidates)
+            raise InputError(
+                f"{directory}: none of its checkpoints can be read ({names}); move them away "
+                "to start again"
+            )
+        return None
+
+    def save(self, step: int) -> str | None:
+        """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of
+        `keep_every_n_steps`, a copy in `kept/`; returns its path. A step already saved made no
+        progress since: it is not rewritten (a failed rewrite would lose the good one). Raises
+        `InputError` where the disk refuses it (what it began is removed, the previous stays)."""
+        if self.manager is None:
+            return None
+        previous = self.manager.latest_checkpoint
+        if previous and os.path.basename(previous) == f"ckpt-{step}":
+            return previous
+        try:
+            path = self.manager.save(checkpoint_number=step)
+        except (tf.errors.OpError, OSError) as e:
+            prefix = os.path.join(self.directory, f"ckpt-{step}")
+            kept = f"the previous one, {previous}, is kept" if previous else "none was saved"
+            leftovers = filesystem.escape(prefix) + "[._]*"  # its files and ckpt-<step>_temp/
+            raise failed_write(f"{prefix}: cannot save", leftovers, e, kept) from None
+        every = self.keep_every_n_steps
+        if every and step % every == 0:
+            kept = os.path.join(self.directory, KEPT_CHECKPOINTS_DIR, os.path.basename(path))
+            files = filesystem.glob(filesystem.escape(path) + ".*")
+            suffixes = [name[len(path) :] for name in files]
+
+            def copy(tmp: str) -> None:
+                filesystem.makedirs(os.path.dirname(kept))
+                for suffix in suffixes:
+                    filesystem.copy(path + suffix, tmp + suffix)
+
+            write_staged(kept, suffixes, copy, why=f"{path} is saved")
+            logger.info("kept a copy of %s in %s", os.path.basename(path), kept)
+        return path
