@@ -438,6 +438,18 @@ def test_long40k_pretrains_tables_6_and_8_as_the_base_model_with_a_tenth_as_warm
         assert all("1.0_0.0_0.0/heldout" in c for c in evals)
 
 
+def test_long40k_fine_tunes_table_8s_ner_three_times_per_row_and_rate(tmp_path):
+    # One run per cell could not tell 63.2 from 52.2 (issue 59): 80/10/10 at 1e-4 gave 52.2 too.
+    commands = laptop_dry_run("long40k", tmp_path).splitlines()
+    ner = [c for c in commands if "run_ner.py" in c and "_warmup4000/" in c]
+    for masking in ("0.8_0.0_0.2", "0.8_0.2_0.0", "0.0_0.2_0.8", "0.0_0.0_1.0", "1.0_0.0_0.0"):
+        runs = [c for c in ner if f"_{masking}_warmup4000/" in c]
+        fine_tuned = [c for c in runs if "--feature_based" not in c]
+        seeds = sorted(re.search(r"--seed=(\d+) ", c).group(1) for c in fine_tuned)
+        assert seeds == ["0", "0", "1", "1", "2", "2"], masking  # two rates, three restarts
+        assert len(runs) - len(fine_tuned) == 3, masking
+
+
 def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():
     runs = {1e-4: [{"Dev": 60.0}, {"Dev": 62.0}], 3e-4: [{"Dev": 65.0}, {"Dev": 61.0}]}
     chosen = _choose(runs, 2, "Dev")["Dev"]

@@ -200,12 +200,15 @@ class FineTuner:
                 runs[lr].append({"EM": em, "F1": results["f1"]})
         return _choose(runs, 1, "F1")
 
-    def ner(self, model: Model, feature: str | None = None, table7: bool = False) -> dict | None:
-        """{"Dev F1", "Test F1"}, the learning rate chosen on Dev. With `table7`, Table 7's
-        protocol: the learning rate chosen on Dev from the scale's Table 7 rates, each the mean
-        of its restarts ("averaged over 5 random restarts")."""
+    def ner(
+        self, model: Model, feature: str | None = None, table7: bool = False, restarts: int = 1
+    ) -> dict | None:
+        """{"Dev F1", "Test F1"}, the learning rate chosen on Dev, each the mean of `restarts`
+        runs (the first is the one run of one restart). With `table7`, Table 7's protocol: the
+        learning rate chosen on Dev from the scale's Table 7 rates, each the mean of its
+        restarts ("averaged over 5 random restarts")."""
         kind = "ner_feature" if feature else "ner"
-        rates, restarts = self._learning_rates(kind), 1
+        rates = self._learning_rates(kind)
         if table7:
             rates = list(self.scale.table7_learning_rates or rates) if not feature else rates
             restarts = self.scale.table7_restarts

@@ -86,6 +86,9 @@ class Scale:
     # "averaged over 5 random restarts" (empty: the ner kind's rate, one run).
     table7_learning_rates: tuple[float, ...] = ()
     table7_restarts: int = 1
+    # Table 8's NER columns, fine-tuned and feature-based: the mean of this many restarts, with
+    # their spread (at `long40k` 3, so that a row's difference can be told from a restart's).
+    table8_ner_restarts: int = 1
     # The shape of the ablations (Tables 5, 8, Figure 5, Table 7's feature-based rows), which
     # the paper ran at BERT-BASE's alone: at `large` too ("": base_shape).
     ablation_shape: str = ""
@@ -197,6 +200,7 @@ def long40k_scale(quick: bool) -> Scale:
         table6_learning_rate=0.0,
         table6_warmup_steps=long.pretraining_steps // 10,
         use_xla=False,
+        table8_ner_restarts=3,
     )
 
 

@@ -1,0 +1,105 @@
+"""docs/REPRODUCTION.md's readings of the ablations quote the TSVs they read: every number in a
+"What holds and what does not" paragraph is a cell of docs/reproduction/ (ours, the paper's,
+a restarts' spread, a pre-training run's perplexity), or a number derived from cells, checked
+here by its derivation. A number misquoted, or rounded from rounded values, fails."""
+
+from __future__ import annotations
+
+import csv
+import re
+
+import pytest
+from conftest import REPO
+
+DOCS = REPO / "docs" / "reproduction"
+PAGE = (REPO / "docs" / "REPRODUCTION.md").read_text()
+# A decimal as the text quotes it (not a version such as 2.21.0, not 1e-3).
+NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\.\d)")
+
+
+def rows(name: str) -> list[dict]:
+    with open(DOCS / f"{name}.tsv", encoding="utf-8") as f:
+        return list(csv.DictReader(f, delimiter="\t"))
+
+
+def one_decimal(value: str) -> set[str]:
+    return set() if value in ("-", "") else {f"{float(value):.1f}"}
+
+
+def cells(table: str, schedules: tuple[str, ...]) -> set[str]:
+    """Every cell of `table` at `schedules` as a page quotes it: ours and the paper's as
+    written, each spread to one decimal."""
+    found = set()
+    for row in rows(table):
+        if row["schedule"] in schedules:
+            found |= {row["ours"], row["paper"]} - {"-"}
+            found |= one_decimal(row["ours"]) | one_decimal(row["spread"])
+    return found
+
+
+def pretraining(schedule: str) -> dict[str, dict]:
+    return {row["run"]: row for row in rows("pretraining") if row["schedule"] == schedule}
+
+
+def mask_only(runs: dict, run: str) -> float:
+    return float(runs[run]["mask_only_masked_lm_perplexity"])
+
+
+def reading(heading: str) -> str:
+    """The "What holds and what does not" paragraphs under `heading`, to the next figure or
+    section."""
+    start = PAGE.index(heading)
+    end = min(PAGE.find(mark, start + len(heading)) % len(PAGE) for mark in ("\n![", "\n## "))
+    return PAGE[start + len(heading) : end]
+
+
+def derived_table6_long40k() -> dict[str, str]:
+    """The long40k reading's derived numbers, each from the cells (the text's number -> how)."""
+    runs = pretraining("long40k")
+    run = "{}_mlm_nsp_0.8_0.1_0.1_warmup4000{}".format
+    derived = {}
+    for later, earlier in (("L-2_H-128_A-1", "L-1_H-128_A-2"), ("L-8_H-192_A-3", "L-4_H-192_A-3")):
+        for step in ("_step16000", "_step24000", "_step32000", ""):
+            ratio = mask_only(runs, run(later, step)) / mask_only(runs, run(earlier, step))
+            derived[f"{ratio:.2f}"] = f"{later} over {earlier}, [MASK]-only{step}"
+        for shape in (later, earlier):
+            derived |= {f"{mask_only(runs, run(shape, '_step16000')):.1f}": f"{shape} at 16,000"}
+    mrpc = {r["row"]: float(r["ours"]) for r in rows("table6") if r["schedule"] == "long40k"
+            and r["column"] == "MRPC"}  # fmt: skip
+    narrow = [mrpc[shape] for shape in ("1/128/2", "2/128/1", "2/128/2", "4/128/2")]
+    wide = [mrpc["4/192/3"], mrpc["8/192/3"]]
+    derived[f"{max(narrow) - min(narrow):.1f}"] = "MRPC's spread across the width-128 shapes"
+    derived[f"{min(wide) - max(narrow):.1f}"] = "the wide shapes' least lead on MRPC"
+    derived[f"{max(wide) - min(narrow):.1f}"] = "the wide shapes' most lead on MRPC"
+    return derived
+
+
+# Quoted numbers that are no cell: what each is.
+CONSTANTS = {
+    "68.4": "MRPC Dev's majority class (68.4% of its pairs are paraphrases)",
+    "1.5": "one SST-2 run's noise, about ±1.5 points (Table 6's restarts at small)",
+    "1.3": "the smallest shape's weights, in millions",
+    "5.3": "the largest shape's weights, in millions",
+}
+
+
+@pytest.mark.parametrize("heading", ["What holds and what does not, `long40k`"])
+def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(heading):
+    text = reading(heading)
+    allowed = cells("table6", ("long40k",)) | cells("table5", ("long",))
+    allowed |= {f"{float(r['masked_lm_perplexity']):.1f}" for r in pretraining("long40k").values()
+                if r["masked_lm_perplexity"] != "-"}  # fmt: skip
+    derived = derived_table6_long40k()
+    unexplained = [
+        number
+        for number in NUMBER.findall(text)
+        if number not in allowed and number not in derived and number not in CONSTANTS
+    ]
+    assert unexplained == []
+
+
+def test_a_ratio_is_rounded_from_the_tsvs_own_values():
+    # 2/128/1 over 1/128/2 at 24,000 steps: 104.226 / 74.6572 = 1.396, where the one-decimal
+    # values quoted beside it, 104.2 / 74.7, give 1.39.
+    assert "1.40 at 24,000" in reading("What holds and what does not, `long40k`")
+    assert derived_table6_long40k()["1.40"].startswith("L-2_H-128_A-1 over")
