@@ -420,15 +420,27 @@ def test_long40k_pretrains_tables_6_and_8_as_the_base_model_with_a_tenth_as_warm
     commands = laptop_dry_run("long40k", tmp_path).splitlines()
     pretraining = [c for c in commands if "run_pretraining.py" in c and "--do_train" in c]
     own = [c for c in pretraining if "_warmup4000/" in c]
-    assert len(own) == 6 + 5  # six shapes; five more maskings (80/10/10 is Table 6's 4/128/2)
+    # Six shapes; five more maskings (80/10/10 is Table 6's 4/128/2); Table 5's No NSP and LTR
+    # (its BERT row is Table 6's 4/128/2 too), whose kept checkpoints are Figure 5's.
+    assert len(own) == 6 + 5 + 2
+    assert {re.search(r"_(mlm|ltr)_0.8_0.1_0.1_warmup4000/", c) is not None for c in own} == {
+        True, False
+    }  # fmt: skip
     for flag in ("--num_train_steps=40000 ", "--num_warmup_steps=4000 ", "--learning_rate=0.001 "):
         assert all(flag in c for c in own), flag
-    # The other tables are long's own runs (the same names, shared), all without XLA.
+    # Figure 5's curves at that recipe: QNLI on each kept checkpoint of the MLM and LTR runs.
+    qnli = [c for c in commands if "run_classifier.py" in c and "--task_name=QNLI" in c]
+    for run in ("mlm_nsp", "ltr"):
+        kept = f"L-4_H-128_A-2_{run}_0.8_0.1_0.1_warmup4000/kept/ckpt-8000"
+        assert any(kept in c for c in qnli), run
+    # Tables 1-4 and 7 are long's own runs (the same names, shared), all without XLA.
     assert any("/L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1/" in c for c in pretraining)
     assert all("--use_xla=False " in c for c in pretraining)
     # Table 6 runs widest first, so that a shape that does not train shows early.
     table6 = [re.search(r"pretraining/(L-\d+_H-\d+_A-\d+)_mlm_nsp_0.8", c) for c in own]
-    assert [m.group(1) for m in table6 if m][:2] == ["L-8_H-192_A-3", "L-4_H-192_A-3"]
+    # (The base shape's run comes first: Table 5, which runs before, has it as its BERT row.)
+    shapes = [m.group(1) for m in table6 if m and m.group(1) != "L-4_H-128_A-2"]
+    assert shapes[:2] == ["L-8_H-192_A-3", "L-4_H-192_A-3"]
     # Each shape's [MASK]-only perplexity along the way: its four kept checkpoints and its end.
     mask_only = [c for c in commands if "/eval_mask_only " in c and "_0.1_warmup4000" in c]
     for shape in ("L-8_H-192_A-3", "L-4_H-192_A-3", "L-1_H-128_A-2", "L-2_H-128_A-1"):

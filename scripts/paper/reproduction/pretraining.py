@@ -93,6 +93,15 @@ def table6_run(
     )  # fmt: skip
 
 
+def ablation_run(scale: Scale, shape: str, objective: str = "mlm_nsp") -> Pretraining:
+    """The pre-training of Table 5's rows and Figure 5's curves: `shape` with `objective`, at
+    the base model's recipe, or at Tables 6 and 8's where the scale gives every ablation one
+    (`long40k`: BERT's row is then Table 6's run of that shape)."""
+    if scale.ablations_at_table6_recipe:
+        return dataclasses.replace(table6_run(scale, shape), objective=objective)
+    return Pretraining(shape, objective)
+
+
 def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
     """Pre-trains `run` unless it is done; returns its output directory."""
     out = os.path.join(runner.output_dir, "pretraining", run.name)

@@ -89,6 +89,9 @@ class Scale:
     # Table 8's NER columns, fine-tuned and feature-based: the mean of this many restarts, with
     # their spread (at `long40k` 3, so that a row's difference can be told from a restart's).
     table8_ner_restarts: int = 1
+    # Table 5 and Figure 5 pre-trained at Tables 6 and 8's recipe too (`long40k`: one recipe
+    # for every ablation, BERT's row Table 6's run of the ablation shape); else the base model's.
+    ablations_at_table6_recipe: bool = False
     # The shape of the ablations (Tables 5, 8, Figure 5, Table 7's feature-based rows), which
     # the paper ran at BERT-BASE's alone: at `large` too ("": base_shape).
     ablation_shape: str = ""
@@ -201,6 +204,7 @@ def long40k_scale(quick: bool) -> Scale:
         table6_warmup_steps=long.pretraining_steps // 10,
         use_xla=False,
         table8_ner_restarts=3,
+        ablations_at_table6_recipe=True,
     )
 
 

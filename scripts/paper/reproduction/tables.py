@@ -15,6 +15,7 @@ from reproduction.paper_results import PAPER
 from reproduction.pretraining import (
     Model,
     Pretraining,
+    ablation_run,
     heldout_perplexity,
     kept_checkpoints,
     mask_only_perplexity,
@@ -190,10 +191,10 @@ def table5(ctx) -> Table:
     shape = ctx.scale.ablation_shape
     table = Table("table5", f"Table 5: pre-training tasks, {shape} (Dev; MRPC accuracy; SQuAD F1)")
     rows = (
-        ("BERT-BASE", Pretraining(shape), False),
-        ("No NSP", Pretraining(shape, "mlm"), False),
-        ("LTR & No NSP", Pretraining(shape, "ltr"), False),
-        ("+ BiLSTM", Pretraining(shape, "ltr"), True),
+        ("BERT-BASE", ablation_run(ctx.scale, shape), False),
+        ("No NSP", ablation_run(ctx.scale, shape, "mlm"), False),
+        ("LTR & No NSP", ablation_run(ctx.scale, shape, "ltr"), False),
+        ("+ BiLSTM", ablation_run(ctx.scale, shape, "ltr"), True),
     )
     for row, run, bilstm in rows:
         model = ctx.model(run)
@@ -293,7 +294,7 @@ def figure5(ctx) -> Table:
     found = ctx.data.glue("MNLI-m")
     column = "MNLI-m" if found and not found[2] else "QNLI"
     for objective, label in (("mlm_nsp", "MLM"), ("ltr", "LTR")):
-        run = Pretraining(ctx.scale.ablation_shape, objective)
+        run = ablation_run(ctx.scale, ctx.scale.ablation_shape, objective)
         for step, model in kept_checkpoints(run, ctx.scale, ctx.data, ctx.runner):
             table.set(f"{label} step {step}", column, ctx.tuner.glue(model, column))
             if objective == "mlm_nsp":
