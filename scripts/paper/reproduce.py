@@ -15,9 +15,10 @@ Sizes:
 - long: small with ten times its pre-training, the schedule whose models learn: 40,000 steps
   (dupe_factor 15, 1% warm-up), Tables 6 and 8 at 20,000; fine-tuning's learning rate chosen
   on Dev from {1e-4, 3e-4} for every model and task. About 30 hours of a 2-core CPU.
-- long40k: long with Tables 6 and 8 pre-trained as long as its base model, 40,000 steps, at
-  1e-3 with a 10% warm-up (one recipe that trains every shape); every other table is long's
-  and shares its runs (the default OUT is long's).
+- long40k: long with the ablations (Tables 5, 6, 8, Figure 5) pre-trained as long as its base
+  model, 40,000 steps, at 1e-3 with a 10% warm-up (one recipe that trains every shape; Table
+  8's NER cells the mean of 3 restarts); every other table is long's and shares its runs (the
+  default OUT is long's).
 - base, large: the paper's settings: BERT-BASE / BERT-LARGE shapes (Table 6: its six shapes),
   two-phase pre-training by scripts/paper/pretrain_bert.sh (PLATFORM=tpu|gpu and its other
   variables pass through) on CORPUS (one sentence per line, e.g. prepare_corpus.py's output of

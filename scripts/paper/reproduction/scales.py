@@ -189,11 +189,11 @@ def long_scale(quick: bool) -> Scale:
 
 
 def long40k_scale(quick: bool) -> Scale:
-    """`long` with Tables 6 and 8 pre-trained as long as its base model (40,000 steps of 32) at
-    one recipe that trains every shape: its learning rate, 1e-3, with a tenth of the steps as
-    warm-up (4,000; the base model's 1% left the widest shapes at the unigram level: measured
-    by short runs, docs/REPRODUCTION.md, Table 6). Every other table is `long`'s, and shares its
-    runs. Without XLA, which buys nothing on a CPU at these shapes and runs the 1-layer model
+    """`long` with the ablations (Tables 5, 6, 8, Figure 5) pre-trained as long as its base
+    model (40,000 steps of 32) at one recipe that trains every shape: its learning rate, 1e-3,
+    with a tenth of the steps as warm-up (4,000; the base model's 1% left the widest shapes at
+    the unigram level: measured by short runs, docs/REPRODUCTION.md, Table 6). Tables 1-4 and 7
+    are `long`'s, and share its runs. Without XLA, which buys nothing on a CPU at these shapes and runs the 1-layer model
     three times slower."""
     long = long_scale(quick)
     return dataclasses.replace(
