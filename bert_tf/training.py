@@ -121,9 +121,13 @@ class Trainer:
             # Also under its own name, so that a fine-tuning model can restore just the encoder.
             state["encoder"] = model.encoder
         state.update(loss_scale=self.loss_scale, good_steps=self.good_steps)
+        # Dropout's seed generators: Keras's `variables` beyond the `weights`.
+        weights = {id(variable) for variable in model.weights}
+        random_state = [v for v in model.variables if id(v) not in weights]
         self.checkpoints = TrainingCheckpoints(
-            state, checkpoint_dir, max_checkpoints_to_keep, keep_checkpoint_every_n_steps
-        )
+            state, checkpoint_dir, max_checkpoints_to_keep, keep_checkpoint_every_n_steps,
+            random_state,
+        )  # fmt: skip
 
     @property
     def global_step(self) -> int:

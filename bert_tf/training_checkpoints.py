@@ -16,6 +16,7 @@ from bert_tf.errors import InputError, first_line
 from bert_tf.model_io.checkpoints import (
     KEPT_CHECKPOINTS_DIR,
     UNREADABLE_CHECKPOINT,
+    checkpoint_reader,
     failed_write,
     training_checkpoints,
     write_staged,
@@ -39,7 +40,10 @@ class TrainingCheckpoints:
     """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last `max_to_keep`,
     and a copy in `directory`/kept/ of each whose step is a multiple of `keep_every_n_steps`
     (never deleted). No directory: nothing is saved. `state`: `tf.train.Checkpoint`'s keyword
-    arguments."""
+    arguments; `random_state`: the dropout layers' seed generators' state (Keras's
+    `model.variables` beyond its `weights`), saved too so that a resumed run draws the masks
+    an uninterrupted one would, and restored where a checkpoint has it (one written before it
+    was saved resumes without)."""
 
     def __init__(
         self,
@@ -47,10 +51,14 @@ class TrainingCheckpoints:
         directory: str | None,
         max_to_keep: int = 5,
         keep_every_n_steps: int | None = None,
+        random_state: list | None = None,
     ) -> None:
         if directory:
             check_checkpoint_folder(directory)
-        self.checkpoint = tf.train.Checkpoint(**state)
+        random_state = list(random_state or [])
+        self.checkpoint = tf.train.Checkpoint(**state, random_state=random_state)
+        self.state = tf.train.Checkpoint(**state)  # what every checkpoint must match
+        self.random_state = tf.train.Checkpoint(random_state=random_state) if random_state else None
         self.directory = directory
         self.keep_every_n_steps = keep_every_n_steps
         self.manager = None
@@ -81,7 +89,9 @@ class TrainingCheckpoints:
             if i:  # a newer one could not be read
                 logger.warning("resuming from %s instead", os.path.basename(path))
             try:
-                self.checkpoint.restore(path).assert_existing_objects_matched()
+                # (The random state, in the file too, is restored apart: expect_partial.)
+                self.state.restore(path).assert_existing_objects_matched().expect_partial()
+                self._restore_random_state(path)
                 return path
             except UNREADABLE_CHECKPOINT as e:
                 logger.warning("%s cannot be read: %s", path, first_line(e))
@@ -92,6 +102,18 @@ class TrainingCheckpoints:
                 "to start again"
             )
         return None
+
+    def _restore_random_state(self, path: str) -> None:
+        if self.random_state is None:
+            return
+        names = checkpoint_reader(path).get_variable_to_shape_map()
+        if any(name.startswith("random_state/") for name in names):
+            self.random_state.restore(path).expect_partial()
+        else:
+            logger.info(
+                "%s holds no dropout random state (written before it was saved): the "
+                "dropout masks from here on are not an uninterrupted run's", path,
+            )  # fmt: skip
 
     def save(self, step: int) -> str | None:
         """Saves `ckpt-<step>` (the manager deletes all but the last few) and, at a multiple of

@@ -399,15 +399,12 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setup, tmp_path):
-    output_dir = tmp_path / "out"
+def two_workers(setup, output_dir, **flags) -> str:
+    """run_pretraining.py as two local workers (TF_CONFIG on free ports), to the end; the
+    last worker's stderr."""
     cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
     args = pretraining_args(
-        setup,
-        output_dir,
-        distribution_strategy="multi_worker_mirrored",
-        num_train_steps=2,
-        save_checkpoints_steps=2,
+        setup, output_dir, distribution_strategy="multi_worker_mirrored", **flags
     )
     workers = [
         subprocess.Popen(
@@ -426,11 +423,48 @@ def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setu
         for i in range(2)
     ]
     for worker in workers:
-        _, stderr = worker.communicate(timeout=300)
-        assert worker.returncode == 0, stderr
+        _, stderr = worker.communicate(timeout=600)
+        assert worker.returncode == 0, stderr[-3000:]
+    return stderr
+
+
+def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setup, tmp_path):
+    output_dir = tmp_path / "out"
+    stderr = two_workers(setup, output_dir, num_train_steps=2, save_checkpoints_steps=2)
     assert "on 2 replica(s)" in stderr
     assert sorted(p.name for p in output_dir.glob("ckpt-*.index")) == ["ckpt-2.index"]
     assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
+
+
+@pytest.mark.slow  # four runs of two workers
+@pytest.mark.parametrize("files", [1, 2], ids=["data_sharded", "file_sharded"])
+def test_two_workers_restarted_from_a_checkpoint_end_as_an_uninterrupted_run(
+    files, setup, tmp_path
+):
+    # Two causes made them differ (issue 60): the dropout masks started again (the seed
+    # generators were not saved), and with a file a worker each, every worker skipped the
+    # records of all workers together.
+    inputs = [tmp_path / f"data_{i}.tfrecord" for i in range(files)]
+    for path in inputs:
+        shutil.copy(setup["input_file"], path)
+    with_dropout = tmp_path / "bert_config.json"
+    with_dropout.write_text(json.dumps({**CONFIG, "hidden_dropout_prob": 0.1}))
+    flags = dict(
+        input_file=",".join(map(str, inputs)), bert_config_file=with_dropout,
+        num_train_steps=20, save_checkpoints_steps=10, keep_checkpoint_max=5, resume_input=True,
+    )  # fmt: skip
+    whole, resumed = tmp_path / "whole", tmp_path / "resumed"
+    two_workers(setup, whole, **flags)
+    resumed.mkdir()
+    for path in whole.glob("ckpt-10.*"):
+        shutil.copy(path, resumed / path.name)
+    (resumed / "checkpoint").write_text('model_checkpoint_path: "ckpt-10"\n')
+    two_workers(setup, resumed, **flags)
+    a, b = (tf.train.load_checkpoint(str(out / "ckpt-20")) for out in (whole, resumed))
+    weights = [n for n in a.get_variable_to_shape_map() if "_trainable_variables/" in n]
+    assert weights
+    for name in weights:
+        np.testing.assert_allclose(b.get_tensor(name), a.get_tensor(name), atol=1e-5, err_msg=name)
 
 
 def _no_files(setup, tmp_path):

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import logging
+
 import keras
 import numpy as np
 import pytest
@@ -24,6 +26,7 @@ def new_trainer(
     optimizer: str = "adamw",
     warmup: int = 2,
     learning_rate: float = 1e-2,
+    config=CONFIG,
     **options,
 ) -> Trainer:
     """A tiny pre-training Trainer; `dtype` is the compute policy its layers are built with."""
@@ -34,7 +37,7 @@ def new_trainer(
     try:
         return Trainer(
             tf.distribute.get_strategy(),
-            objective.build_model(CONFIG),
+            objective.build_model(config),
             objective,
             create_optimizer(learning_rate, 10, warmup, optimizer=optimizer),
             checkpoint_dir=checkpoint_dir and str(checkpoint_dir),
@@ -89,6 +92,39 @@ def test_a_save_the_disk_refuses_removes_its_files_and_names_the_checkpoint_kept
         "ckpt-1.index",
     ]
     assert new_trainer(tmp_path).checkpoints.restore() == kept
+
+
+def test_a_resumed_run_draws_the_dropout_masks_an_uninterrupted_one_would(tmp_path):
+    # The dropout layers' seed generators are saved with the weights: before, a resumed run
+    # drew its masks from the start again, and ended 0.02 away from an uninterrupted one.
+    config = CONFIG.replace(hidden_dropout_prob=0.1, attention_probs_dropout_prob=0.1)
+    batches = [record_batch(seed=i) for i in range(6)]
+
+    def train(trainer, steps: range) -> None:
+        for step in steps:
+            dataset = tf.data.Dataset.from_tensors(batches[step])
+            trainer.run_steps(trainer.distribute(dataset), 1)
+
+    whole = new_trainer(tmp_path / "whole", config=config)
+    train(whole, range(3))
+    whole.checkpoints.save(3)
+    train(whole, range(3, 6))
+    resumed = new_trainer(tmp_path / "resumed", config=config)
+    assert resumed.checkpoints.restore(str(tmp_path / "whole")).endswith("ckpt-3")
+    train(resumed, range(3, 6))
+    for a, b in zip(whole.model.weights, resumed.model.weights, strict=True):
+        np.testing.assert_array_equal(a.numpy(), b.numpy(), err_msg=a.path)
+
+
+def test_a_checkpoint_without_the_random_state_still_resumes(tmp_path, caplog):
+    # One written before the random state was saved: the weights resume, the masks start anew.
+    config = CONFIG.replace(hidden_dropout_prob=0.1)
+    old = new_trainer(config=config)
+    old.checkpoints.state.save(str(tmp_path / "ckpt"))  # the training state alone: ckpt-1
+    resumed = new_trainer(tmp_path / "new", config=config)
+    with caplog.at_level(logging.INFO):
+        assert resumed.checkpoints.restore(str(tmp_path)).endswith("ckpt-1")
+    assert "holds no dropout random state" in caplog.text
 
 
 def test_a_training_checkpoint_initializes_a_new_model(tmp_path):

@@ -96,7 +96,7 @@ class PretrainingOptions(TrainingOptions, EvalOptions):
         "Beyond the original, which reads its input from the start again when it resumes from "
         "a checkpoint: skip the global_step x train_batch_size records the checkpoint's steps "
         "read, so that a resumed run sees what an uninterrupted one would (exactly so with "
-        "--seed and one worker).",
+        "--seed, on one worker or several).",
     )
     keep_checkpoint_every_n_steps: int = option(
         0,
@@ -199,8 +199,14 @@ def _log_training(options: PretrainingOptions, replicas: int) -> None:
 def _dataset(
     files: list[str], batch_size: int, is_training: bool, options, strategy, skip: int = 0
 ):
-    """The records' batches, after the first `skip`; workers read disjoint files when there
-    are enough of them, else disjoint records."""
+    """The records' batches, after the first `skip` (of all workers together); workers read
+    disjoint files when there are enough of them, else disjoint records."""
+    workers = num_workers(strategy)
+    by_file = len(files) >= workers
+    if by_file:
+        # Each worker reads its own files, a share of each global batch from each: it skips
+        # its share of what was read (the whole count would skip records never read).
+        skip //= workers
     dataset = pretraining_dataset(
         files,
         batch_size,
@@ -212,9 +218,7 @@ def _dataset(
     )
     data_options = tf.data.Options()
     policy = tf.data.experimental.AutoShardPolicy
-    data_options.experimental_distribute.auto_shard_policy = (
-        policy.FILE if len(files) >= num_workers(strategy) else policy.DATA
-    )
+    data_options.experimental_distribute.auto_shard_policy = policy.FILE if by_file else policy.DATA
     return dataset.with_options(data_options)
 
 

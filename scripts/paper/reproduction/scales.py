@@ -193,8 +193,8 @@ def long40k_scale(quick: bool) -> Scale:
     model (40,000 steps of 32) at one recipe that trains every shape: its learning rate, 1e-3,
     with a tenth of the steps as warm-up (4,000; the base model's 1% left the widest shapes at
     the unigram level: measured by short runs, docs/REPRODUCTION.md, Table 6). Tables 1-4 and 7
-    are `long`'s, and share its runs. Without XLA, which buys nothing on a CPU at these shapes and runs the 1-layer model
-    three times slower."""
+    are `long`'s, and share its runs. Without XLA, which buys nothing on a CPU at these shapes
+    and runs the 1-layer model three times slower."""
     long = long_scale(quick)
     return dataclasses.replace(
         long,
