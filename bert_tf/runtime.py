@@ -252,8 +252,9 @@ def head_mismatch(model: keras.Model, source: ModelSource, labels: list[str] | N
     if differ:
         return f"holds a {saved.__name__} with {', '.join(differ)} ({said})"
     if labels and source.labels and source.labels != labels:
+        task = f" fine-tuned on {source.task}" if source.task else ""
         return (
-            f"holds a {saved.__name__} for the labels {' '.join(source.labels)}, not "
+            f"holds a {saved.__name__}{task} for the labels {' '.join(source.labels)}, not "
             f"{' '.join(labels)}"
         )
     return ""

@@ -159,7 +159,7 @@ def test_a_head_for_other_labels_is_not_carried_into_another_task(tmp_path, capl
     assert not report.head_loaded
     np.testing.assert_array_equal(rte.head.output_weights.numpy(), head)
     np.testing.assert_array_equal(word_embeddings(rte), word_embeddings(mrpc))
-    assert "for the labels 0 1, not entailment not_entailment" in caplog.text
+    assert "fine-tuned on MRPC for the labels 0 1, not entailment not_entailment" in caplog.text
 
 
 def test_a_head_for_the_same_labels_carries_over_as_ax_takes_mnlis(tmp_path):
