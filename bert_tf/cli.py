@@ -1,7 +1,8 @@
 """What every top-level script shares: a start-up without TensorFlow's C++ INFO lines (scripts
 import this module before TensorFlow), its flags made from its options dataclass and listed by
 --help, bad input (or a diverged training) as one line on stderr and exit status 1; a run
-stopped by SIGTERM or Ctrl-C as one line and exit status 128 + the signal (143, 130)."""
+stopped by SIGTERM or Ctrl-C as one line and exit status 128 + the signal (143, 130); a
+multi-worker run that lost a worker as one line and exit status 75 (start the group again)."""
 
 from __future__ import annotations
 
@@ -12,7 +13,14 @@ import sys
 from collections.abc import Callable
 
 from bert_tf import filesystem
-from bert_tf.errors import InputError, Preempted, TrainingDiverged
+from bert_tf.errors import (
+    RESTART_EXIT_STATUS,
+    SIGNAL_EXIT_STATUS_BASE,
+    InputError,
+    Preempted,
+    TrainingDiverged,
+    WorkerLost,
+)
 
 
 def accelerator_present() -> bool:
@@ -29,9 +37,23 @@ def accelerator_present() -> bool:
 # TF_CPP_MIN_LOG_LEVEL the user set wins.
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1" if accelerator_present() else "3")
 
-# 128 + the signal, what a shell reports for a process the signal ended: 143 for SIGTERM (a
-# scheduler restarts it), 130 for Ctrl-C.
-SIGNAL_EXIT_STATUS_BASE = 128
+
+def _multi_worker_flag(argv: list[str]) -> bool:
+    """Whether the command line asks for --distribution_strategy=multi_worker_mirrored."""
+    for i, arg in enumerate(argv):
+        name, _, value = arg.lstrip("-").partition("=")
+        if name == "distribution_strategy":
+            value = value or (argv[i + 1] if i + 1 < len(argv) else "")
+            return value == "multi_worker_mirrored"
+    return False
+
+
+# A worker of a multi-worker run holds SIGTERM back from its start (every thread TensorFlow
+# starts inherits the mask) until its strategy is built, where TensorFlow installs a SIGTERM
+# handler that only logs it: `preemption.sigterm_held` then records one held back, and training
+# stops every worker at its first step (a notice while it waits for its peers waits too).
+if _multi_worker_flag(sys.argv):
+    signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 
 
 def run(main: Callable[[list[str]], None]) -> None:
@@ -53,6 +75,9 @@ def run(main: Callable[[list[str]], None]) -> None:
         except Preempted as e:
             print(f"{program}: {e}", file=sys.stderr)
             sys.exit(SIGNAL_EXIT_STATUS_BASE + e.signal_number)
+        except WorkerLost as e:
+            print(f"{program}: {e}", file=sys.stderr)
+            sys.exit(RESTART_EXIT_STATUS)
         except KeyboardInterrupt:  # Ctrl-C outside training's steps: nothing to save there
             print(f"{program}: interrupted by Ctrl-C (SIGINT)", file=sys.stderr)
             sys.exit(SIGNAL_EXIT_STATUS_BASE + signal.SIGINT)

@@ -11,11 +11,13 @@
 from __future__ import annotations
 
 import logging
+import re
 
 import tensorflow as tf
 
 from bert_tf.errors import InputError
 from bert_tf.options import Options, one_of, option, options, positive
+from bert_tf.preemption import sigterm_held
 
 logger = logging.getLogger(__name__)
 
@@ -44,7 +46,12 @@ def get_strategy(
         tf.tpu.experimental.initialize_tpu_system(resolver)
         return tf.distribute.TPUStrategy(resolver)
     if distribution_strategy == "multi_worker_mirrored":
-        return tf.distribute.MultiWorkerMirroredStrategy()
+        # A lost worker is found by the coordination service's heartbeats (TensorFlow's
+        # default: 10 s), which abort every survivor's collectives; a collective timeout
+        # (CommunicationOptions) is not set: TensorFlow calls it a debugging aid (a thread per
+        # collective), and a slow step would trip it.
+        with sigterm_held():
+            return tf.distribute.MultiWorkerMirroredStrategy()
     gpus = tf.config.list_physical_devices("GPU")
     if distribution_strategy == "one_device":
         return tf.distribute.OneDeviceStrategy("/gpu:0" if gpus else "/cpu:0")
@@ -77,6 +84,40 @@ def num_workers(strategy: tf.distribute.Strategy) -> int:
         return 1
     spec = resolver.cluster_spec()
     return sum(spec.num_tasks(job) for job in ("chief", "worker") if job in spec.jobs) or 1
+
+
+def task_name(strategy: tf.distribute.Strategy) -> str:
+    """This process's place in TF_CONFIG ("worker 1", "chief 0"); "" outside multi-worker."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if num_workers(strategy) == 1 or resolver is None or resolver.task_type is None:
+        return ""
+    return f"{resolver.task_type} {resolver.task_id}"
+
+
+# The errors with which TensorFlow aborts a survivor's collectives when a peer is lost (its
+# heartbeats stopped: "Collective ops is aborted by: ... unhealthy"; or its connection reset).
+_PEER_ERRORS = (
+    tf.errors.UnavailableError,
+    tf.errors.AbortedError,
+    tf.errors.CancelledError,
+    tf.errors.DeadlineExceededError,
+    tf.errors.InternalError,
+)
+_TASK = re.compile(r"/job:(\w+)/(?:replica:\d+/)?task:(\d+)")
+
+
+def lost_worker(error: BaseException, me: str) -> str | None:
+    """Which other worker `error` says was lost ("worker 1"; "another worker" where it names
+    none), or None where `error` is not a lost peer's. `me`: this worker's `task_name` ("":
+    one process, where no peer can be lost)."""
+    if not me or not isinstance(error, _PEER_ERRORS):
+        return None
+    message = str(error)
+    if "Collective ops is aborted" not in message and "/job:" not in message:
+        return None
+    others = [f"{job} {task}" for job, task in _TASK.findall(message)]
+    others = [name for name in others if name != me]
+    return others[0] if others else "another worker"
 
 
 # The input order's seed where several workers read one order and no --seed is given.

@@ -5,11 +5,21 @@ fix; its message names the file or flag, the value received and what was expecte
 `TrainingDiverged` is not the input's fault: the loss became NaN or infinite. `Preempted`: a
 termination signal (or Ctrl-C) stopped training after saving a checkpoint (exit status 128 +
 the signal's number, as a process ended by it: 143 for SIGTERM, so schedulers restart it, 130
-for Ctrl-C). Anything else is a bug and keeps its traceback.
+for Ctrl-C). `WorkerLost`: another worker of a multi-worker run was lost (exit status 75,
+sysexits' EX_TEMPFAIL, "try again": start the whole group again). Anything else is a bug and
+keeps its traceback.
 """
 
 import re
 import signal
+
+# 128 + the signal, what a shell reports for a process the signal ended: 143 for SIGTERM (a
+# scheduler restarts it), 130 for Ctrl-C.
+SIGNAL_EXIT_STATUS_BASE = 128
+
+# A multi-worker run whose group lost a worker: sysexits.h's EX_TEMPFAIL ("a temporary failure:
+# try again"), what a launcher or cluster manager reads as "start every worker again".
+RESTART_EXIT_STATUS = 75
 
 
 class InputError(ValueError):
@@ -27,6 +37,12 @@ class Preempted(RuntimeError):
     def __init__(self, message: str, signal_number: int = signal.SIGTERM) -> None:
         super().__init__(message)
         self.signal_number = int(signal_number)
+
+
+class WorkerLost(RuntimeError):
+    """Another worker of a multi-worker run stopped answering (killed, preempted without
+    notice, its machine lost): the group cannot go on without it. Starting every worker again
+    with the same flags resumes from the last complete checkpoint."""
 
 
 def first_line(error: BaseException) -> str:

@@ -9,6 +9,12 @@ and worker stops after the same step; the trainer then saves that step's checkpo
 Why a thread: Python runs a signal handler only between bytecodes, not while a loop of steps
 runs in the graph. The handler's C part writes the signal number to a wakeup socket at once; a
 thread reading that socket sets the variable, and the loop stops at its next step.
+
+Before training watches: building a multi-worker strategy starts TensorFlow's runtime, which
+installs a SIGTERM handler of its own that only logs the signal (the process then trains on, as
+if never told). `sigterm_held()` around that build holds a SIGTERM back and records it after, and
+`StopFlag.watching()` turns a recorded one into a stop at the first step: every worker stops at
+that same step, saved.
 """
 
 from __future__ import annotations
@@ -22,6 +28,32 @@ import tensorflow as tf
 
 # The signals that ask a training run to stop: the notice before a kill, and Ctrl-C.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+
+# The stop signals that came between `sigterm_held()` and `StopFlag.watching()`.
+_recorded: list[int] = []
+
+
+def _record(number, frame) -> None:
+    del frame
+    _recorded.append(number)
+
+
+@contextlib.contextmanager
+def sigterm_held():
+    """Within the block, SIGTERM waits (TensorFlow's runtime, started there, installs a handler
+    that would only log it); after it, a SIGTERM is recorded until `StopFlag.watching()` acts
+    on it. Outside the main thread it does nothing."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    held = {signal.SIGTERM}
+    signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    try:
+        yield
+    finally:
+        if signal.getsignal(signal.SIGTERM) is not signal.SIG_IGN:
+            signal.signal(signal.SIGTERM, _record)
+        signal.pthread_sigmask(signal.SIG_UNBLOCK, held)  # one held back is recorded now
 
 
 class StopFlag:
@@ -50,6 +82,8 @@ class StopFlag:
             return
         self.variable.assign(0.0)
         self.signal_name = None  # a new run: an earlier stop is not this one's
+        if _recorded:  # came before this watch: stop at the first step
+            self._note(_recorded.pop(), None)
         reader, writer = socket.socketpair()
         writer.setblocking(False)
         # A signal the process was started to ignore (SIGINT in a shell's background job)
@@ -66,7 +100,8 @@ class StopFlag:
         finally:
             signal.set_wakeup_fd(previous_fd)
             for number, handler in previous.items():
-                signal.signal(number, handler)
+                # After training, a SIGTERM ends the process again (not recorded for none).
+                signal.signal(number, signal.SIG_DFL if handler is _record else handler)
             writer.close()  # the watcher reads the end of the stream and returns
             watcher.join()
             reader.close()

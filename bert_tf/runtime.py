@@ -13,15 +13,19 @@ import dataclasses
 import gc
 import logging
 import os
-import shutil
-import tempfile
 
 import keras
 import tensorflow as tf
 
 from bert_tf import filesystem
 from bert_tf.config import BertConfig
-from bert_tf.distribute import DistributionOptions, check_batch, is_chief, warn_if_slow
+from bert_tf.distribute import (
+    DistributionOptions,
+    check_batch,
+    is_chief,
+    task_name,
+    warn_if_slow,
+)
 from bert_tf.errors import InputError, first_line
 from bert_tf.model_io.checkpoints import training_checkpoints
 from bert_tf.model_io.loading import LoadReport, load_checkpoint
@@ -207,7 +211,7 @@ def _new_trainer(
             gradient_accumulation_steps=settings.gradient_accumulation_steps,
             use_xla=settings.use_xla,
             loss_scaling=settings.dtype == "mixed_float16",
-            **checkpoint_settings(is_chief(strategy), settings),
+            **checkpoint_settings(settings, "" if is_chief(strategy) else task_name(strategy)),
         )
 
 
@@ -292,20 +296,38 @@ def quiet_logger(name: str, level: int = logging.ERROR):
         logger_.setLevel(previous)
 
 
-def checkpoint_settings(chief: bool, settings: TrainerSettings) -> dict:
-    """Where this worker saves, and what it keeps: the chief, in output_dir, as the settings
-    say; the other workers take part in each (collective) save but write to a scratch folder
-    (removed at exit), keeping only their last checkpoint and no kept copies."""
-    if chief:
+def checkpoint_settings(settings: TrainerSettings, worker: str = "") -> dict:
+    """Where this worker saves, and what it keeps: the chief (`worker` ""), in output_dir, as
+    the settings say; another worker ("worker 1") takes part in each (collective) save but
+    writes to its scratch folder, output_dir/workertemp_worker_1 (Keras's and Orbit's
+    `workertemp_` convention), keeping only its last checkpoint and no kept copies. The
+    scratch is removed at exit, and at the next start where a kill left it."""
+    if not worker:
         filesystem.makedirs(settings.output_dir)
         return {
             "checkpoint_dir": settings.output_dir,
             "max_checkpoints_to_keep": settings.keep_checkpoint_max,
             "keep_checkpoint_every_n_steps": settings.keep_checkpoint_every_n_steps,
         }
-    scratch = tempfile.mkdtemp(prefix="bert_tf_worker_")
-    atexit.register(shutil.rmtree, scratch, ignore_errors=True)
-    return {"checkpoint_dir": scratch, "max_checkpoints_to_keep": 1}
+    scratch = os.path.join(settings.output_dir, WORKER_SCRATCH + worker.replace(" ", "_"))
+    if filesystem.isdir(scratch):
+        filesystem.rmtree(scratch)
+    atexit.register(_remove_quietly, scratch)
+    return {
+        "checkpoint_dir": scratch,
+        "chief_checkpoint_dir": settings.output_dir,
+        "max_checkpoints_to_keep": 1,
+    }
+
+
+# The start of a non-chief worker's scratch folder's name in output_dir.
+WORKER_SCRATCH = "workertemp_"
+
+
+def _remove_quietly(folder: str) -> None:
+    with contextlib.suppress(Exception):
+        if filesystem.isdir(folder):
+            filesystem.rmtree(folder)
 
 
 def _check_batches(strategy: tf.distribute.Strategy, settings: TrainerSettings) -> None:

@@ -24,7 +24,8 @@ import time
 
 import tensorflow as tf
 
-from bert_tf.errors import Preempted, TrainingDiverged
+from bert_tf.distribute import lost_worker, task_name
+from bert_tf.errors import Preempted, TrainingDiverged, WorkerLost
 from bert_tf.preemption import StopFlag
 from bert_tf.summaries import format_metrics, write_summaries
 from bert_tf.training_checkpoints import TrainingCheckpoints
@@ -54,6 +55,7 @@ class Trainer:
         objective: `counts`, `sums`, `loss` and `metrics` (see pretraining/objectives.py).
         optimizer: a Keras optimizer that does not clip (clipping is done here, globally).
         checkpoint_dir: where the training checkpoints go (`ckpt-<step>`), or None.
+        chief_checkpoint_dir: where the chief saves them, on a worker that saves to scratch.
         gradient_accumulation_steps: micro-batches per replica per update.
         clip_norm: the global-norm clip of the summed gradient.
         use_xla: compile with XLA: the whole step on a single device, else the forward and
@@ -82,6 +84,7 @@ class Trainer:
         max_checkpoints_to_keep: int = 5,
         keep_checkpoint_every_n_steps: int | None = None,
         fused_update: bool | None = None,
+        chief_checkpoint_dir: str | None = None,
     ) -> None:
         self.strategy, self.model, self.objective = strategy, model, objective
         self.optimizer = optimizer
@@ -126,7 +129,7 @@ class Trainer:
         random_state = [v for v in model.variables if id(v) not in weights]
         self.checkpoints = TrainingCheckpoints(
             state, checkpoint_dir, max_checkpoints_to_keep, keep_checkpoint_every_n_steps,
-            random_state,
+            random_state, chief_checkpoint_dir,
         )  # fmt: skip
 
     @property
@@ -319,15 +322,26 @@ class Trainer:
         A stop signal (SIGTERM, `preemption.STOP_SIGNALS`) ends the run after the step under
         way, on every worker: that step's checkpoint is saved and `Preempted` raised.
 
+        A lost worker (multi-worker training: killed, or its machine gone) aborts every
+        survivor's collectives within TensorFlow's heartbeat timeout: `WorkerLost` is raised,
+        naming it and the last complete checkpoint.
+
         Raises:
             TrainingDiverged: the loss became NaN or infinite (no checkpoint of it is saved).
             Preempted: a stop signal came; the checkpoint of the step reached is saved.
+            WorkerLost: another worker stopped answering; start the whole group again.
         """
         with self.stop_flag.watching():
-            return self._train(
-                dataset, num_train_steps, global_batch_size, steps_per_loop,
-                save_checkpoints_steps, log_steps, summary_writer,
-            )  # fmt: skip
+            try:
+                return self._train(
+                    dataset, num_train_steps, global_batch_size, steps_per_loop,
+                    save_checkpoints_steps, log_steps, summary_writer,
+                )  # fmt: skip
+            except Exception as e:
+                lost = lost_worker(e, task_name(self.strategy))
+                if lost is None:
+                    raise
+                raise self._worker_lost(lost) from None
 
     def _train(
         self,
@@ -352,7 +366,9 @@ class Trainer:
             averages["learning_rate"] = last["learning_rate"]
             averages["loss_scale"] = last["loss_scale"]
             averages.pop(STOP_REQUESTS)
-            stopped = last.pop(STOP_REQUESTS) > 0 or self.stop_flag.requested
+            # Only the step's all-reduced count: every worker reads the same (a signal that
+            # came after this step read the flag stops all at the next one, not this worker).
+            stopped = last.pop(STOP_REQUESTS) > 0
             if self._diverged(last):
                 raise self._divergence(last, step)
             metrics = averages
@@ -372,8 +388,8 @@ class Trainer:
                 write_summaries(summary_writer, metrics, step)
             if step % save_checkpoints_steps == 0 or step >= num_train_steps or stopped:
                 path = self.checkpoints.save(step)
-                if path:
-                    logger.info("saved %s", path)
+                if path and self.checkpoints.directory == self.checkpoints.chief_directory:
+                    logger.info("saved %s", path)  # (not a worker's scratch copy)
             if stopped:
                 raise self._preemption(step)
         return metrics
@@ -387,13 +403,31 @@ class Trainer:
             f"{kept or 'none (none was saved yet)'}"
         )
 
+    def _worker_lost(self, lost: str) -> WorkerLost:
+        try:
+            step = f"step {self.global_step}"  # this worker's own copy: readable still
+        except tf.errors.OpError:
+            step = "a step"
+        kept = self.checkpoints.last_complete()
+        return WorkerLost(
+            f"{task_name(self.strategy)}: {lost} stopped answering after {step}; a group of "
+            "workers cannot go on without one. The last complete checkpoint is "
+            f"{kept or 'none (none was saved yet)'}: start every worker again with the same "
+            "flags to resume from it"
+        )
+
     def _preemption(self, step: int) -> Preempted:
         name = self.stop_flag.signal_name
         reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
+        worker = task_name(self.strategy)  # "" on one process
+        if worker:
+            again = "start every worker again with the same flags"
+        else:
+            again = "run the same command again"
         return Preempted(
-            f"stopped by {reason or 'a stop signal to another worker'} at step {step}; "
-            f"saved {self.checkpoints.latest or 'nothing'}; run the same command again to "
-            "resume from it",
+            f"{worker + ': ' if worker else ''}stopped by "
+            f"{reason or 'a stop signal to another worker'} at step {step}; saved "
+            f"{self.checkpoints.latest or 'nothing'}; {again} to resume from it",
             signal.Signals[name] if name else signal.SIGTERM,
         )
 

@@ -39,7 +39,9 @@ def check_checkpoint_folder(folder: str, flag: str = "") -> None:
 class TrainingCheckpoints:
     """The training state's checkpoints (`ckpt-<step>`) in `directory`: the last `max_to_keep`,
     and a copy in `directory`/kept/ of each whose step is a multiple of `keep_every_n_steps`
-    (never deleted). No directory: nothing is saved. `state`: `tf.train.Checkpoint`'s keyword
+    (never deleted). No directory: nothing is saved. `chief_directory`: where the chief saves
+    the same steps, on a worker that saves its own copies to scratch (what its messages name).
+    `state`: `tf.train.Checkpoint`'s keyword
     arguments; `random_state`: the dropout layers' seed generators' state (Keras's
     `model.variables` beyond its `weights`), saved too so that a resumed run draws the masks
     an uninterrupted one would, and restored where a checkpoint has it (one written before it
@@ -52,6 +54,7 @@ class TrainingCheckpoints:
         max_to_keep: int = 5,
         keep_every_n_steps: int | None = None,
         random_state: list | None = None,
+        chief_directory: str | None = None,
     ) -> None:
         if directory:
             check_checkpoint_folder(directory)
@@ -60,6 +63,7 @@ class TrainingCheckpoints:
         self.state = tf.train.Checkpoint(**state)  # what every checkpoint must match
         self.random_state = tf.train.Checkpoint(random_state=random_state) if random_state else None
         self.directory = directory
+        self.chief_directory = chief_directory or directory
         self.keep_every_n_steps = keep_every_n_steps
         self.manager = None
         if directory:
@@ -68,8 +72,21 @@ class TrainingCheckpoints:
 
     @property
     def latest(self) -> str | None:
-        """The last checkpoint saved (or found at the start), if any."""
-        return self.manager.latest_checkpoint if self.manager else None
+        """The last checkpoint saved (or found at the start), if any: the chief's (a worker's
+        own copy in its scratch is not for the user to resume from)."""
+        path = self.manager.latest_checkpoint if self.manager else None
+        return os.path.join(self.chief_directory, os.path.basename(path)) if path else None
+
+    def last_complete(self) -> str | None:
+        """The chief's latest checkpoint on disk, whole (its .index written), if any: what a
+        restarted group resumes from, where the chief may have been lost in a save."""
+        if not self.chief_directory:
+            return None
+        try:
+            found = training_checkpoints(self.chief_directory)
+        except (tf.errors.OpError, OSError):  # where the chief's folder cannot be read now
+            return self.latest
+        return found[-1] if found else None
 
     def restore(self, directory: str | None = None) -> str | None:
         """Restores the latest checkpoint of `directory` (default: this one's; every worker

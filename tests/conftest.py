@@ -83,6 +83,39 @@ def run_script(
     )
 
 
+def sample_pretraining_records(path: Path, seq: int = 64, predictions: int = 10) -> Path:
+    """create_pretraining_data.py's records of the sample text at `path` (dupe factor 2)."""
+    result = run_script(
+        "create_pretraining_data.py",
+        f"--input_file={SAMPLE_DATA / 'sample_text.txt'}",
+        f"--output_file={path}",
+        f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
+        f"--max_seq_length={seq}",
+        f"--max_predictions_per_seq={predictions}",
+        "--dupe_factor=2",
+    )
+    assert result.returncode == 0, result.stderr
+    return path
+
+
+def start_workers(args: list[str], logs: list[Path]) -> list[subprocess.Popen]:
+    """`python *args` as one local multi-worker group, a worker per log file (its stderr; its
+    TF_CONFIG on free ports, worker 0 the chief), as scripts/local_cluster.py starts them."""
+    from bert_tf.local_cluster import free_ports, tf_config
+
+    ports = free_ports(len(logs))
+    return [
+        subprocess.Popen(
+            [sys.executable, *args, "--distribution_strategy=multi_worker_mirrored"],
+            cwd=REPO,
+            env={**SCRIPT_ENV, "TF_CONFIG": tf_config(ports, index)},
+            stdout=subprocess.DEVNULL,
+            stderr=log.open("w"),
+        )
+        for index, log in enumerate(logs)
+    ]
+
+
 def take_ctrl_c() -> None:
     """For a child process: SIGINT's default, as under a terminal, even where these tests run
     as a shell's background job (which starts them ignoring SIGINT, and Python then too)."""

@@ -24,6 +24,7 @@ USER_SCRIPTS = sorted(
             "convert_checkpoint.py",
             "extend_vocab.py",
             "fill_mask.py",
+            "local_cluster.py",
             "make_bert_config.py",
             "make_random_bert.py",
             "stdlib_corpus.py",

@@ -229,18 +229,23 @@ def test_a_step_saved_again_keeps_its_good_checkpoint(tmp_path, monkeypatch):
     assert (tmp_path / "ckpt-5.index").exists()
 
 
-def test_workers_other_than_the_chief_keep_no_copies(tmp_path):
+def test_workers_other_than_the_chief_keep_no_copies_in_a_scratch_cleaned_at_start(tmp_path):
     from bert_tf.runtime import TrainerSettings, checkpoint_settings
 
     settings = TrainerSettings(
         output_dir=str(tmp_path / "out"), learning_rate=1e-4, batch_sizes={},
         keep_checkpoint_every_n_steps=2,
     )  # fmt: skip
-    worker = checkpoint_settings(False, settings)
+    left = tmp_path / "out" / "workertemp_worker_1" / "ckpt-3.index"
+    left.parent.mkdir(parents=True)
+    left.write_text("a kill -9 left it")
+    worker = checkpoint_settings(settings, "worker 1")
     assert worker.get("keep_checkpoint_every_n_steps") is None
     assert worker["max_checkpoints_to_keep"] == 1
-    assert not worker["checkpoint_dir"].startswith(str(tmp_path))
-    chief = checkpoint_settings(True, settings)
+    assert worker["checkpoint_dir"] == str(left.parent)
+    assert worker["chief_checkpoint_dir"] == str(tmp_path / "out")  # what its messages name
+    assert not left.parent.exists()
+    chief = checkpoint_settings(settings)
     assert chief["checkpoint_dir"] == str(tmp_path / "out")
     assert chief["keep_checkpoint_every_n_steps"] == 2
 

@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import time
@@ -25,7 +24,9 @@ from conftest import (
     SCRIPT_ENV,
     error_line,
     run_script,
+    sample_pretraining_records,
     sigterm_during_training,
+    start_workers,
     tiny_config_dict,
 )
 
@@ -45,17 +46,7 @@ CONFIG = tiny_config_dict(
 def setup(tmp_path_factory) -> dict:
     """Records of the sample text at 64/10, a tiny config, and a random initial checkpoint."""
     folder = tmp_path_factory.mktemp("pretraining")
-    records = folder / "data.tfrecord"
-    result = run_script(
-        "create_pretraining_data.py",
-        f"--input_file={SAMPLE_DATA / 'sample_text.txt'}",
-        f"--output_file={records}",
-        f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
-        f"--max_seq_length={SEQ}",
-        f"--max_predictions_per_seq={PREDICTIONS}",
-        "--dupe_factor=2",
-    )
-    assert result.returncode == 0, result.stderr
+    records = sample_pretraining_records(folder / "data.tfrecord", SEQ, PREDICTIONS)
     config = BertConfig(**CONFIG)
     config.to_json_file(folder / "bert_config.json")
     save_original_checkpoint(BertPretrainer(config), folder / "init" / "bert_model.ckpt")
@@ -393,39 +384,15 @@ def test_two_mirrored_replicas_give_the_losses_of_one_device(setup, tmp_path):
         )
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def two_workers(setup, output_dir, **flags) -> str:
     """run_pretraining.py as two local workers (TF_CONFIG on free ports), to the end; the
     last worker's stderr."""
-    cluster = {"worker": [f"127.0.0.1:{free_port()}", f"127.0.0.1:{free_port()}"]}
-    args = pretraining_args(
-        setup, output_dir, distribution_strategy="multi_worker_mirrored", **flags
-    )
-    workers = [
-        subprocess.Popen(
-            [sys.executable, *args],
-            cwd=REPO,
-            env={
-                **SCRIPT_ENV,
-                "TF_CONFIG": json.dumps(
-                    {"cluster": cluster, "task": {"type": "worker", "index": i}}
-                ),
-            },
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for i in range(2)
-    ]
-    for worker in workers:
-        _, stderr = worker.communicate(timeout=600)
-        assert worker.returncode == 0, stderr[-3000:]
-    return stderr
+    logs = [Path(f"{output_dir}.worker_{i}.log") for i in range(2)]
+    workers = start_workers(pretraining_args(setup, output_dir, **flags), logs)
+    for worker, log in zip(workers, logs, strict=True):
+        worker.wait(timeout=600)
+        assert worker.returncode == 0, log.read_text()[-3000:]
+    return logs[-1].read_text()
 
 
 def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setup, tmp_path):
