@@ -524,3 +524,21 @@ def test_a_hugging_face_masked_lm_converts_to_the_original_format(tmp_path):
     np.testing.assert_array_equal(
         word_embeddings(back), masked_lm["bert.embeddings.word_embeddings.weight"]
     )
+
+
+def test_a_source_finds_its_saved_class_once_for_every_caller_of_a_load(tmp_path, monkeypatch):
+    # The casing, head and load rules each ask it: one walk of the classes, one read.
+    from bert_tf.model_io import source as source_module
+
+    prefix = save_original_checkpoint(BertPretrainer(CONFIG), str(tmp_path / "bert_model.ckpt"))
+    walks = []
+    real = source_module.model_classes
+    monkeypatch.setattr(
+        source_module, "model_classes", lambda root: walks.append(root) or real(root)
+    )
+    source = ModelSource(prefix)
+    found = source.saved_class(BertPretrainer)
+    assert found[0] is BertPretrainer
+    assert source.saved_class(BertClassifier) == found  # the same family
+    assert load_checkpoint(BertPretrainer(CONFIG), source).head_loaded
+    assert len(walks) == 1

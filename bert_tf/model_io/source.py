@@ -115,6 +115,7 @@ class ModelSource:
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
         self.directory = model_directory(self.path)
+        self._saved_classes: dict[type, tuple] = {}  # `saved_class`'s, by family
 
     @functools.cached_property
     def weights(self) -> str:
@@ -224,7 +225,12 @@ class ModelSource:
         says so, and the shape of its head's `output_weights` there ([num_labels, H]; []
         where not read); (None, "", []) where they name none (the encoder alone). Raises
         `InputError` where task_model.json names a class that is not one of the family."""
-        family = model_classes(root_class(base))
+        root = root_class(base)  # found once per family: a load asks it up to three times
+        if root not in self._saved_classes:
+            self._saved_classes[root] = self._saved_class(model_classes(root))
+        return self._saved_classes[root]
+
+    def _saved_class(self, family: list[type]) -> tuple[type | None, str, list[int]]:
         if self.description is not None:
             name = self.description["class_name"]
             said = os.path.join(self.directory, TASK_MODEL_FILE)
