@@ -93,9 +93,12 @@ def block_commands(block: Block) -> list[Command]:
             continue
         pending = ""
         for i, token in enumerate(tokens[:-1]):
-            if token in ("python", "python3") and tokens[i + 1].endswith(".py"):
+            # (After a launcher's "--": the command each of its workers runs.)
+            if token in ("python", "python3", "--") and tokens[i + 1].endswith(".py"):
                 flags = []
                 for arg in tokens[i + 2 :]:
+                    if arg == "--":  # the launcher's flags end
+                        break
                     if not arg.startswith("-"):
                         if set(arg) <= set("&|;<>()"):
                             break
