@@ -38,21 +38,24 @@ def accelerator_present() -> bool:
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1" if accelerator_present() else "3")
 
 
-def _multi_worker_flag(argv: list[str]) -> bool:
-    """Whether the command line asks for --distribution_strategy=multi_worker_mirrored."""
+def flag_value(argv: list[str], name: str) -> str | None:
+    """The value the command line `argv` gives the flag `name` (`--name=value` or `--name
+    value`), None where it gives none; what follows a bare "--" (a launcher's worker command)
+    is not this command's."""
     for i, arg in enumerate(argv):
-        name, _, value = arg.lstrip("-").partition("=")
-        if name == "distribution_strategy":
-            value = value or (argv[i + 1] if i + 1 < len(argv) else "")
-            return value == "multi_worker_mirrored"
-    return False
+        if arg == "--":
+            break
+        flag, _, value = arg.lstrip("-").partition("=")
+        if flag == name:
+            return value or (argv[i + 1] if i + 1 < len(argv) else "")
+    return None
 
 
 # A worker of a multi-worker run holds SIGTERM back from its start (every thread TensorFlow
 # starts inherits the mask) until its strategy is built, where TensorFlow installs a SIGTERM
 # handler that only logs it: `preemption.sigterm_held` then records one held back, and training
 # stops every worker at its first step (a notice while it waits for its peers waits too).
-if _multi_worker_flag(sys.argv):
+if flag_value(sys.argv, "distribution_strategy") == "multi_worker_mirrored":
     signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGTERM})
 
 

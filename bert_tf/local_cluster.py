@@ -25,6 +25,7 @@ import sys
 import threading
 import time
 
+from bert_tf.cli import flag_value
 from bert_tf.errors import RESTART_EXIT_STATUS, SIGNAL_EXIT_STATUS_BASE, InputError
 
 logger = logging.getLogger(__name__)
@@ -44,16 +45,13 @@ def worker_command(command: list[str]) -> list[str]:
         InputError: no command, or one asking for another strategy."""
     if not command:
         raise InputError("no command given: expected -- SCRIPT.py FLAGS after the launcher's flags")
-    for arg in command[1:]:
-        name, _, value = arg.lstrip("-").partition("=")
-        if name == "distribution_strategy" and value != "multi_worker_mirrored":
-            raise InputError(
-                f"{arg}: the workers of a local cluster run {STRATEGY_FLAG}; leave the flag out "
-                "or give that value"
-            )
-    command = [*command]
-    if not any(arg.lstrip("-").startswith("distribution_strategy") for arg in command[1:]):
-        command.append(STRATEGY_FLAG)
+    strategy = flag_value(command[1:], "distribution_strategy")
+    if strategy not in (None, "multi_worker_mirrored"):
+        raise InputError(
+            f"--distribution_strategy={strategy}: the workers of a local cluster run "
+            f"{STRATEGY_FLAG}; leave the flag out or give that value"
+        )
+    command = [*command] if strategy else [*command, STRATEGY_FLAG]
     return [sys.executable, *command] if command[0].endswith(".py") else command
 
 
