@@ -45,10 +45,10 @@ def mask_only(runs: dict, run: str) -> float:
     return float(runs[run]["mask_only_masked_lm_perplexity"])
 
 
-def reading(heading: str) -> str:
-    """The "What holds and what does not" paragraphs under `heading`, to the next figure or
-    section."""
-    start = PAGE.index(heading)
+def reading(section: str, heading: str) -> str:
+    """The "What holds and what does not" paragraphs under `heading` in `section` (Tables 5, 6
+    and 8 each have one per schedule, under the same heading), to the next figure or section."""
+    start = PAGE.index(heading, PAGE.index(f"\n## {section}"))
     end = min(PAGE.find(mark, start + len(heading)) % len(PAGE) for mark in ("\n![", "\n## "))
     return PAGE[start + len(heading) : end]
 
@@ -85,7 +85,7 @@ CONSTANTS = {
 
 @pytest.mark.parametrize("heading", ["What holds and what does not, `long40k`"])
 def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(heading):
-    text = reading(heading)
+    text = reading("Table 6", heading)
     allowed = cells("table6", ("long40k",)) | cells("table5", ("long",))
     allowed |= {f"{float(r['masked_lm_perplexity']):.1f}" for r in pretraining("long40k").values()
                 if r["masked_lm_perplexity"] != "-"}  # fmt: skip
@@ -101,5 +101,12 @@ def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(he
 def test_a_ratio_is_rounded_from_the_tsvs_own_values():
     # 2/128/1 over 1/128/2 at 24,000 steps: 104.226 / 74.6572 = 1.396, where the one-decimal
     # values quoted beside it, 104.2 / 74.7, give 1.39.
-    assert "1.40 at 24,000" in reading("What holds and what does not, `long40k`")
+    assert "1.40 at 24,000" in reading("Table 6", "What holds and what does not, `long40k`")
     assert derived_table6_long40k()["1.40"].startswith("L-2_H-128_A-1 over")
+
+
+def test_a_reading_is_taken_from_its_own_tables_section():
+    # Tables 6 and 8 both have a reading headed "What holds and what does not, `small`".
+    heading = "What holds and what does not, `small`"
+    assert "predicted token is left unchanged" in reading("Table 8", heading)
+    assert "predicted token is left unchanged" not in reading("Table 6", heading)
