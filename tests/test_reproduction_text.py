@@ -27,12 +27,12 @@ def one_decimal(value: str) -> set[str]:
 
 
 def cells(table: str, schedules: tuple[str, ...]) -> set[str]:
-    """Every cell of `table` at `schedules` as a page quotes it: ours and the paper's as
-    written, each spread to one decimal."""
+    """Every cell of `table` at `schedules` as a page quotes it: ours, the paper's and the
+    restarts' spread as written, ours and the spread also to one decimal."""
     found = set()
     for row in rows(table):
         if row["schedule"] in schedules:
-            found |= {row["ours"], row["paper"]} - {"-"}
+            found |= {row["ours"], row["paper"], row["spread"]} - {"-"}
             found |= one_decimal(row["ours"]) | one_decimal(row["spread"])
     return found
 
@@ -47,10 +47,13 @@ def mask_only(runs: dict, run: str) -> float:
 
 def reading(section: str, heading: str) -> str:
     """The "What holds and what does not" paragraphs under `heading` in `section` (Tables 5, 6
-    and 8 each have one per schedule, under the same heading), to the next figure or section."""
-    start = PAGE.index(heading, PAGE.index(f"\n## {section}"))
-    end = min(PAGE.find(mark, start + len(heading)) % len(PAGE) for mark in ("\n![", "\n## "))
-    return PAGE[start + len(heading) : end]
+    and 8 each have one per schedule, under the same heading): the heading's line and its
+    bullets, to the next blank line."""
+    section_start = PAGE.index(f"\n## {section}")
+    start = PAGE.index(heading, section_start)
+    next_section = PAGE.find("\n## ", section_start + 1)
+    assert next_section == -1 or start < next_section, f"{section}: no {heading!r}"
+    return PAGE[start + len(heading) : PAGE.index("\n\n", start)]
 
 
 def derived_table6_long40k() -> dict[str, str]:
@@ -83,16 +86,55 @@ CONSTANTS = {
 }
 
 
-@pytest.mark.parametrize("heading", ["What holds and what does not, `long40k`"])
-def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(heading):
-    text = reading("Table 6", heading)
-    allowed = cells("table6", ("long40k",)) | cells("table5", ("long",))
-    allowed |= {f"{float(r['masked_lm_perplexity']):.1f}" for r in pretraining("long40k").values()
-                if r["masked_lm_perplexity"] != "-"}  # fmt: skip
-    derived = derived_table6_long40k()
+def perplexities(schedule: str) -> set[str]:
+    """Each pre-training run's held-out perplexities at `schedule`, on its own masking and on
+    the all-[MASK] records, to one decimal."""
+    columns = ("masked_lm_perplexity", "mask_only_masked_lm_perplexity")
+    return {f"{float(r[c]):.1f}" for r in pretraining(schedule).values() for c in columns
+            if r[c] != "-"}  # fmt: skip
+
+
+def gaps(table: str, schedule: str) -> dict[str, str]:
+    """Every gap between two rows of one column of `table` at `schedule`, ours or the paper's
+    (the text's number -> which): "above it by 17.4 points" is such a gap."""
+    by_column: dict[tuple[str, str], dict[str, float]] = {}
+    for row in rows(table):
+        for whose in ("ours", "paper"):
+            if row["schedule"] == schedule and row[whose] != "-":
+                by_column.setdefault((whose, row["column"]), {})[row["row"]] = float(row[whose])
+    return {
+        f"{values[a] - values[b]:.1f}": f"{whose} {column}: {a} over {b}"
+        for (whose, column), values in by_column.items()
+        for a in values
+        for b in values
+        if values[a] > values[b]
+    }
+
+
+def unigram(schedule: str) -> set[str]:
+    return {f"{mask_only(pretraining(schedule), 'unigram'):.1f}"}
+
+
+# Each reading: what its numbers may be (cells, perplexities) and derived from (number -> how).
+READINGS = {
+    ("Table 6", "What holds and what does not, `long40k`"): lambda: (
+        cells("table6", ("long40k",)) | cells("table5", ("long",)) | perplexities("long40k"),
+        derived_table6_long40k(),
+    ),
+    # Table 8's maskings are Table 6's 4/128/2; the unigram model is `long`'s (the same records).
+    ("Table 8", "What holds and what does not, `long40k`"): lambda: (
+        cells("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
+        gaps("table8", "long40k"),
+    ),
+}
+
+
+@pytest.mark.parametrize("section, heading", list(READINGS))
+def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(section, heading):
+    allowed, derived = READINGS[section, heading]()
     unexplained = [
         number
-        for number in NUMBER.findall(text)
+        for number in NUMBER.findall(reading(section, heading))
         if number not in allowed and number not in derived and number not in CONSTANTS
     ]
     assert unexplained == []
