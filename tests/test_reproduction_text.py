@@ -98,9 +98,9 @@ def gaps(table: str, schedule: str) -> dict[str, str]:
     """Every gap between two rows of one column of `table` at `schedule`, ours or the paper's
     (the text's number -> which): "above it by 17.4 points" is such a gap."""
     by_column: dict[tuple[str, str], dict[str, float]] = {}
-    for row in rows(table):
+    for row in (r for r in rows(table) if r["schedule"] == schedule):
         for whose in ("ours", "paper"):
-            if row["schedule"] == schedule and row[whose] != "-":
+            if row[whose] != "-":
                 by_column.setdefault((whose, row["column"]), {})[row["row"]] = float(row[whose])
     return {
         f"{values[a] - values[b]:.1f}": f"{whose} {column}: {a} over {b}"
