@@ -1,7 +1,8 @@
-"""docs/REPRODUCTION.md's readings of the ablations quote the TSVs they read: every number in a
-"What holds and what does not" paragraph is a cell of docs/reproduction/ (ours, the paper's,
-a restarts' spread, a pre-training run's perplexity), or a number derived from cells, checked
-here by its derivation. A number misquoted, or rounded from rounded values, fails."""
+"""docs/REPRODUCTION.md's readings of the ablations (Tables 5, 6, 8 and Figure 5, each schedule)
+quote the TSVs they read: every number in a "What holds and what does not" or "What it shows"
+paragraph is a cell of docs/reproduction/ (ours, the paper's, a restarts' spread, a pre-training
+run's perplexity), or a number derived from cells, checked here by its derivation. A number
+misquoted, or rounded from rounded values, fails."""
 
 from __future__ import annotations
 
@@ -46,9 +47,9 @@ def mask_only(runs: dict, run: str) -> float:
 
 
 def reading(section: str, heading: str) -> str:
-    """The "What holds and what does not" paragraphs under `heading` in `section` (Tables 5, 6
-    and 8 each have one per schedule, under the same heading): the heading's line and its
-    bullets, to the next blank line."""
+    """The reading under `heading` in `section` (each ablation has one per schedule, under the
+    same heading as the other ablations'): the heading's line and its bullets, to the next blank
+    line."""
     section_start = PAGE.index(f"\n## {section}")
     start = PAGE.index(heading, section_start)
     next_section = PAGE.find("\n## ", section_start + 1)
@@ -83,13 +84,21 @@ CONSTANTS = {
     "1.5": "one SST-2 run's noise, about ±1.5 points (Table 6's restarts at small)",
     "1.3": "the smallest shape's weights, in millions",
     "5.3": "the largest shape's weights, in millions",
+    "52.7": "RTE Dev's majority class (52.7% of its 277 pairs are not entailment)",
+    "0.8": "one QNLI run's noise on 3,912 Dev pairs, about ±0.8 points (binomial)",
+    "7.5": "hours of pre-training for Table 6's six shapes at twice `long`'s 20,000 steps here",
+    "6.4": "the LTR model's predictions per sequence over the masked LM's (128 / 20)",
 }
+# Read from the runs' training logs, which no TSV holds (Table 6's notes at `long` quote each
+# run's): masked-LM accuracy at step 1,000, the second plateau's loss and accuracy, and the loss
+# at step 20,000 of the four runs that stayed on it.
+TABLE6_LONG_LOGS = {"0.12", "0.13", "5.8", "5.9", "0.15", "5.65", "5.73"}
 
 
 def perplexities(schedule: str) -> set[str]:
     """Each pre-training run's held-out perplexities at `schedule`, on its own masking and on
-    the all-[MASK] records, to one decimal."""
-    columns = ("masked_lm_perplexity", "mask_only_masked_lm_perplexity")
+    the all-[MASK] records (the LTR model's: its next-token perplexity), to one decimal."""
+    columns = ("masked_lm_perplexity", "mask_only_masked_lm_perplexity", "lm_perplexity")
     return {f"{float(r[c]):.1f}" for r in pretraining(schedule).values() for c in columns
             if r[c] != "-"}  # fmt: skip
 
@@ -112,7 +121,21 @@ def gaps(table: str, schedule: str) -> dict[str, str]:
 
 
 def unigram(schedule: str) -> set[str]:
-    return {f"{mask_only(pretraining(schedule), 'unigram'):.1f}"}
+    """The unigram model's [MASK]-only perplexity (one decimal) and accuracy (two)."""
+    row = pretraining(schedule)["unigram"]
+    return {f"{mask_only(pretraining(schedule), 'unigram'):.1f}",
+            f"{float(row['mask_only_masked_lm_accuracy']):.2f}"}  # fmt: skip
+
+
+def nsp(schedule: str) -> set[str]:
+    """Each pre-training run's held-out next-sentence accuracy at `schedule`, to two decimals."""
+    return {f"{float(r['next_sentence_accuracy']):.2f}" for r in pretraining(schedule).values()
+            if r["next_sentence_accuracy"] != "-"}  # fmt: skip
+
+
+def long_qnli() -> set[str]:
+    """QNLI fine-tuned longer (docs/reproduction/long_qnli.tsv): its Dev accuracies."""
+    return {row["dev_accuracy"] for row in rows("long_qnli")}
 
 
 # Each reading: what its numbers may be (cells, perplexities) and derived from (number -> how).
@@ -125,6 +148,42 @@ READINGS = {
     ("Table 8", "What holds and what does not, `long40k`"): lambda: (
         cells("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
         gaps("table8", "long40k"),
+    ),
+    # `long`'s and `small`'s readings, each against its own schedule's cells.
+    ("Table 5", "What it shows, `long`:"): lambda: (
+        cells("table5", ("long", "small")) | perplexities("long") | long_qnli(),
+        gaps("table5", "long"),
+    ),
+    ("Table 5", "What it shows, `small`:"): lambda: (
+        cells("table5", ("small",)),
+        gaps("table5", "small"),
+    ),
+    ("Table 6", "What holds and what does not, `long`"): lambda: (
+        cells("table6", ("long",)) | perplexities("long") | unigram("long") | TABLE6_LONG_LOGS,
+        gaps("table6", "long"),
+    ),
+    ("Table 6", "What holds and what does not, `small`"): lambda: (
+        cells("table6", ("small",)),
+        gaps("table6", "small"),
+    ),
+    ("Table 8", "What the two rows show, `long`"): lambda: (
+        cells("table8", ("long",)) | perplexities("long") | unigram("long"),
+        {},
+    ),
+    ("Table 8", "What holds and what does not, `small`"): lambda: (
+        cells("table8", ("small",)) | perplexities("small") | nsp("small") | unigram("small"),
+        gaps("table8", "small"),
+    ),
+    ("Figure 5", "What it shows, `long`:"): lambda: (
+        cells("figure5", ("long",))
+        | cells("table5", ("long",))
+        | perplexities("long")
+        | long_qnli(),
+        {},
+    ),
+    ("Figure 5", "What it shows, `small`:"): lambda: (
+        cells("figure5", ("small",)) | cells("table5", ("small",)),
+        {},
     ),
 }
 
