@@ -95,12 +95,17 @@ CONSTANTS = {
 TABLE6_LONG_LOGS = {"0.12", "0.13", "5.8", "5.9", "0.15", "5.65", "5.73"}
 
 
-def perplexities(schedule: str) -> set[str]:
-    """Each pre-training run's held-out perplexities at `schedule`, on its own masking and on
-    the all-[MASK] records (the LTR model's: its next-token perplexity), to one decimal."""
-    columns = ("masked_lm_perplexity", "mask_only_masked_lm_perplexity", "lm_perplexity")
-    return {f"{float(r[c]):.1f}" for r in pretraining(schedule).values() for c in columns
+def measured(schedule: str, columns: tuple[str, ...], decimals: int) -> set[str]:
+    """`columns` of each pre-training run at `schedule`, to `decimals` as the text quotes them."""
+    return {f"{float(r[c]):.{decimals}f}" for r in pretraining(schedule).values() for c in columns
             if r[c] != "-"}  # fmt: skip
+
+
+def perplexities(schedule: str) -> set[str]:
+    """Each run's held-out perplexities, on its own masking and on the all-[MASK] records (the
+    LTR model's: its next-token perplexity), to one decimal."""
+    columns = ("masked_lm_perplexity", "mask_only_masked_lm_perplexity", "lm_perplexity")
+    return measured(schedule, columns, 1)
 
 
 def gaps(table: str, schedule: str) -> dict[str, str]:
@@ -122,15 +127,14 @@ def gaps(table: str, schedule: str) -> dict[str, str]:
 
 def unigram(schedule: str) -> set[str]:
     """The unigram model's [MASK]-only perplexity (one decimal) and accuracy (two)."""
-    row = pretraining(schedule)["unigram"]
-    return {f"{float(row['mask_only_masked_lm_perplexity']):.1f}",
-            f"{float(row['mask_only_masked_lm_accuracy']):.2f}"}  # fmt: skip
+    runs = pretraining(schedule)
+    accuracy = float(runs["unigram"]["mask_only_masked_lm_accuracy"])
+    return {f"{mask_only(runs, 'unigram'):.1f}", f"{accuracy:.2f}"}
 
 
 def nsp(schedule: str) -> set[str]:
-    """Each pre-training run's held-out next-sentence accuracy at `schedule`, to two decimals."""
-    return {f"{float(r['next_sentence_accuracy']):.2f}" for r in pretraining(schedule).values()
-            if r["next_sentence_accuracy"] != "-"}  # fmt: skip
+    """Each run's held-out next-sentence accuracy at `schedule`, to two decimals."""
+    return measured(schedule, ("next_sentence_accuracy",), 2)
 
 
 def long_qnli() -> set[str]:
