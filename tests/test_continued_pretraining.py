@@ -8,6 +8,7 @@ import shutil
 
 import numpy as np
 import pytest
+import tensorflow as tf
 from conftest import ORACLE_FIXTURES, run_script
 
 from bert_tf.config import BertConfig
@@ -86,5 +87,23 @@ def test_from_a_hugging_face_bert_model_the_heads_train_from_new_with_a_warning(
     assert "has no cls/predictions/output_bias" in stderr
     assert "they keep their initial values" in stderr
     assert evaluated["global_step"] == 2
-    expected = np.load(ORACLE / "outputs_init.npz")
-    assert evaluated["masked_lm_loss"] != pytest.approx(float(expected["mlm_loss"]), rel=1e-3)
+    # Two steps at 1e-3 move a weight by under 0.01: the encoder is the converted model's, the
+    # heads new draws, not the oracle model's heads (which the Hugging Face directory lacks).
+    trained = trained_weights(tmp_path / "out" / "ckpt-2")
+    released = tf.train.load_checkpoint(str(ORACLE / "init" / "bert_model.ckpt"))
+    moved = {name: np.abs(w - released.get_tensor(name)).max() for name, w in trained.items()}
+    heads = {name for name in moved if name.startswith("cls/")}
+    assert max(moved[name] for name in moved.keys() - heads) < 0.01
+    assert moved["cls/predictions/transform/dense/kernel"] > 0.03
+    assert moved["cls/seq_relationship/output_weights"] > 0.03
+
+
+def trained_weights(checkpoint) -> dict[str, np.ndarray]:
+    """A run_pretraining.py checkpoint's model weights by the original's names."""
+    from bert_tf.model_io.checkpoints import variable_names
+    from bert_tf.model_io.loading import load_checkpoint
+    from bert_tf.modeling.pretrainer import BertPretrainer
+
+    model = BertPretrainer(BertConfig.from_json_file(ORACLE / "bert_config.json"))
+    load_checkpoint(model, checkpoint)
+    return {name: np.asarray(v) for name, v in variable_names(model).items()}
