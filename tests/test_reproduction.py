@@ -462,6 +462,24 @@ def test_long40k_fine_tunes_table_8s_ner_three_times_per_row_and_rate(tmp_path):
         assert len(runs) - len(fine_tuned) == 3, masking
 
 
+def test_long40k_fine_tunes_table_5s_qnli_three_times_per_row_and_rate(tmp_path):
+    # Table 5's NSP reading rests on QNLI (issue 59): BERT against No NSP, each with its spread.
+    commands = laptop_dry_run("long40k", tmp_path).splitlines()
+    qnli = [c for c in commands if "run_classifier.py" in c and "--task_name=QNLI " in c]
+    for run in ("mlm_nsp_0.8_0.1_0.1_warmup4000", "mlm_0.8_0.1_0.1_warmup4000", "random"):
+        seeds = sorted(
+            re.search(r"--seed=(\d+) ", c).group(1)
+            for c in qnli
+            if f"finetuning/L-4_H-128_A-2_{run}/" in c and "--bilstm" not in c
+        )
+        assert seeds == ["0", "0", "1", "1", "2", "2"], run  # two rates, three restarts
+    # Figure 5's points stay one run each, and long's Table 5 keeps its one run per QNLI cell.
+    kept = [c for c in qnli if "/kept/ckpt-8000 " in c]
+    assert kept and all("--seed=0 " in c for c in kept)
+    long = laptop_dry_run("long", tmp_path / "long").splitlines()
+    assert all("--seed=0 " in c for c in long if "--task_name=QNLI " in c)
+
+
 def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():
     runs = {1e-4: [{"Dev": 60.0}, {"Dev": 62.0}], 3e-4: [{"Dev": 65.0}, {"Dev": 61.0}]}
     chosen = _choose(runs, 2, "Dev")["Dev"]

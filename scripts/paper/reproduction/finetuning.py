@@ -85,6 +85,7 @@ class FineTuner:
         table6: bool = False,
         table1: bool = False,
         metric: str | None = None,
+        restarts: int = 0,
     ) -> float | None:
         """A column's metric (in percent), or None without data.
 
@@ -92,7 +93,7 @@ class FineTuner:
         fine-tuned; `metric` is accuracy unless given (Table 1's F1, Spearman, ...). With
         `table1`, Table 1's search instead (Sec. 4.1): every learning rate of the scale's search
         and its restarts, the best run on Dev, and the test set predicted (GLUE's submission
-        files).
+        files). `restarts`: the runs per learning rate where not the task's own (0).
         """
         found = self.data.glue(column)
         if found is None:
@@ -103,7 +104,7 @@ class FineTuner:
         metric = metric or ("eval_mismatched_accuracy" if column == "MNLI-mm" else "eval_accuracy")
         # Table 1 chooses one MNLI model, on MNLI-m, for both columns (as the paper).
         chosen_by = "eval_accuracy" if task == "MNLI" else metric
-        restarts = self.scale.restarts.get(task, 1)
+        restarts = restarts or self.scale.restarts.get(task, 1)
         if table6 and self.scale.table6_restarts:
             restarts = self.scale.table6_restarts
         learning_rates = self._learning_rates("glue")

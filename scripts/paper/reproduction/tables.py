@@ -207,7 +207,8 @@ def table5(ctx) -> Table:
 
 def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = False) -> None:
     for column in ("MNLI-m", "QNLI", "MRPC", "SST-2"):
-        table.set(label, column, ctx.tuner.glue(model, column, bilstm), row)
+        restarts = ctx.scale.table5_restarts.get(column, 0)
+        table.set(label, column, ctx.tuner.glue(model, column, bilstm, restarts=restarts), row)
     squad = ctx.tuner.squad(model, "1.1", bilstm) or {}
     table.set(label, "SQuAD", squad.get("F1"), row)
 
