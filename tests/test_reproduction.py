@@ -87,6 +87,51 @@ def test_the_stand_ins_build_from_the_command_line_and_bad_input_is_one_line(tmp
     assert "--stand_in" in error_line(result, "standin_data.py")
 
 
+def test_the_stand_ins_keep_the_first_examples_the_caps_ask_for(tmp_path: Path):
+    script = "scripts/paper/standin_data.py"
+    (tmp_path / "dev.json").write_text(json.dumps(squad(10)))
+    caps = ["--max_train_examples=3", "--max_eval_examples=1"]
+    flags = [f"--input_file={tmp_path / 'dev.json'}", f"--output={tmp_path / 'train.json'}"]
+    flags += [f"--eval_file={tmp_path / 'eval.json'}", "--eval_every=4"]  # SQuAD 2.0's split
+    succeeded(run_script(script, "--stand_in=split_squad", *flags, *caps))
+    train = read_squad_file(str(tmp_path / "train.json"))["data"]
+    assert [a["title"] for a in train] == ["t0", "t1", "t2"]  # one question per article
+    assert [a["title"] for a in read_squad_file(str(tmp_path / "eval.json"))["data"]] == ["t3"]
+    glue = tmp_path / "SST-2"
+    glue.mkdir()
+    sentences = [f"sentence {i}\t{i % 2}\n" for i in range(5)]
+    for name in ("train.tsv", "dev.tsv"):
+        (glue / name).write_text("sentence\tlabel\n" + "".join(sentences))
+    (glue / "test.tsv").write_text("index\tsentence\n0\tkept whole\n")
+    flags = [f"--input_file={glue}", f"--output={tmp_path / 'capped'}", *caps]
+    succeeded(run_script(script, "--stand_in=glue_subset", "--task=SST-2", *flags))
+    capped = {p.name: p.read_text().splitlines() for p in (tmp_path / "capped").iterdir()}
+    assert capped["train.tsv"][1:] == [line.strip() for line in sentences[:3]]  # header kept
+    assert capped["dev.tsv"][1:] == ["sentence 0\t0"]
+    assert capped["test.tsv"] == ["index\tsentence", "0\tkept whole"]
+    result = run_script(script, "--stand_in=glue_subset", *flags)
+    assert "--stand_in=glue_subset: give --task too" in error_line(result, "standin_data.py")
+
+
+def test_dry_run_lists_the_stand_ins_before_the_steps_that_read_them(tmp_path: Path):
+    # A user who runs --dry_run's commands in order gets the files each reads (issue 59 found a
+    # steps file whose QNLI, SST-2 and SQuAD inputs were built by reproduce.py inline, unlisted).
+    commands = [c for c in laptop_dry_run("long", tmp_path).splitlines() if c[:2] != "# "]
+    data = tmp_path / "out" / "data"
+
+    def first(text: str) -> int:
+        return next(i for i, command in enumerate(commands) if text in command)
+
+    qnli = first(f"--output={data}/glue/QNLI/train.tsv ")
+    assert first(f"--output={data}/glue/QNLI/dev.tsv ") < first(f"--data_dir={data}/glue/QNLI ")
+    squad = first(f"--eval_file={data}/squad/dev-v1.1.json ")
+    assert squad < qnli and squad < first(f"--predict_file={data}/squad/dev-v1.1.json ")
+    sst2 = first("--stand_in=glue_subset --task=SST-2 ")
+    assert "--max_train_examples=8000 " in commands[sst2]
+    assert sst2 < first(f"--data_dir={data}/glue/SST-2 ")
+    assert first(f"--output={data}/swag_books ") < first(f"--data_dir={data}/swag_books ")
+
+
 def test_swag_from_books_offers_the_true_continuation_among_four(tmp_path: Path):
     sentences = [f"Sentence number {i} of the book tells part {i} of it." for i in range(30)]
     (tmp_path / "corpus.txt").write_text("\n".join(sentences) + "\n\n")

@@ -6,13 +6,11 @@ before any work (`Data.missing`), never replaced."""
 
 from __future__ import annotations
 
-import json
 import os
 import sys
 
-from standin_data import glue_subset, qnli_from_squad, split_squad, swag_from_books
-
 from bert_tf import filesystem
+from bert_tf.classification.processors import get_processor
 from reproduction.runner import REPO, Runner
 from reproduction.scales import Scale
 
@@ -200,15 +198,21 @@ class Data:
         caps = self.scale.max_train_examples
         return caps.get("all", caps.get(task, 0))
 
+    def _stand_in(self, name: str, stand_in: str, flags: dict, done: str) -> None:
+        """A stand-in built by scripts/paper/standin_data.py, a step as any other (so that
+        --dry_run prints it before the commands that read it)."""
+        flags = {"stand_in": stand_in, **flags}
+        self.runner.python(name, os.path.join("scripts", "paper", "standin_data.py"), flags, done)
+
     def _capped_glue(self, task: str, source: str) -> str:
         cap, eval_cap = self._cap(task), self.scale.max_eval_examples
         if not (cap or eval_cap):
             return source
         target = os.path.join(self.dir, "glue", task)
-        if not filesystem.isdir(target) and not self.runner.dry_run:
-            glue_subset(task, source, target, cap or 10**9)
-            if eval_cap:
-                _cap_lines(os.path.join(target, "dev.tsv"), eval_cap + 1)
+        flags = {"task": task, "input_file": source, "output": target}
+        flags.update(max_train_examples=cap, max_eval_examples=eval_cap)
+        train_file = os.path.join(target, get_processor(task).split_file("train")[0])
+        self._stand_in(f"data/glue_{task}", "glue_subset", flags, train_file)
         return target
 
     def squad(self, version: str) -> tuple[str, str, str]:
@@ -228,14 +232,13 @@ class Data:
             os.path.join(folder, f"train-v{version}.json"),
             os.path.join(folder, f"dev-v{version}.json"),
         )
-        if not filesystem.isfile(ours[1]) and not self.runner.dry_run:
-            # SQuAD 2.0's half Dev has 16 articles: one in four held out; 1.1's 48: one in five.
-            split_squad(dev, *ours, eval_every=4 if version == "2.0" else 5)
-            if self.scale.max_eval_examples:
-                for path, cap in zip(
-                    ours, (self._cap("squad"), self.scale.max_eval_examples), strict=True
-                ):
-                    _cap_squad(path, cap)
+        # SQuAD 2.0's half Dev has 16 articles: one in four held out; 1.1's 48: one in five.
+        flags = {"input_file": dev, "output": ours[0], "eval_file": ours[1]}
+        flags.update(eval_every=4 if version == "2.0" else 5)
+        if self.scale.max_eval_examples:
+            flags.update(max_train_examples=self._cap("squad"))
+            flags.update(max_eval_examples=self.scale.max_eval_examples)
+        self._stand_in(f"data/squad{version}", "split_squad", flags, ours[1])
         what = f"{os.path.basename(dev)} split by article (4/5 train, 1/5 eval)"
         if version == "2.0":
             what = f"{os.path.basename(dev)} split by article (3/4 train, 1/4 eval)"
@@ -244,12 +247,10 @@ class Data:
     def _qnli_from_squad(self) -> str:
         train, dev, _ = self.squad("1.1")
         folder = os.path.join(self.dir, "glue", "QNLI")
-        if not filesystem.isfile(os.path.join(folder, "dev.tsv")) and not self.runner.dry_run:
-            qnli_from_squad(train, os.path.join(folder, "train.tsv"))
-            qnli_from_squad(dev, os.path.join(folder, "dev.tsv"))
-            cap = self._cap("QNLI")
-            if cap:
-                _cap_lines(os.path.join(folder, "train.tsv"), cap + 1)
+        for split, squad, cap in (("train", train, self._cap("QNLI")), ("dev", dev, 0)):
+            flags = {"input_file": squad, "output": os.path.join(folder, f"{split}.tsv")}
+            flags.update(max_train_examples=cap)
+            self._stand_in(f"data/qnli_{split}", "qnli_from_squad", flags, flags["output"])
         return folder
 
     def conll(self) -> str:
@@ -283,37 +284,7 @@ class Data:
             return self.swag_dir, ""
         _, heldout = self.corpus()
         folder = os.path.join(self.dir, "swag_books")
-        if not filesystem.isfile(os.path.join(folder, "val.csv")) and not self.runner.dry_run:
-            swag_from_books(heldout, folder)
-            cap, eval_cap = self._cap("swag"), self.scale.max_eval_examples
-            if cap:
-                _cap_lines(os.path.join(folder, "train.csv"), cap + 1)
-            if eval_cap:
-                _cap_lines(os.path.join(folder, "val.csv"), eval_cap + 1)
+        flags = {"input_file": heldout, "output": folder, "max_train_examples": self._cap("swag")}
+        flags.update(max_eval_examples=self.scale.max_eval_examples)
+        self._stand_in("data/swag_books", "swag_from_books", flags, os.path.join(folder, "val.csv"))
         return folder, "SWAG's format from the held-out books (next-sentence endings)"
-
-
-def _cap_lines(path: str, count: int) -> None:
-    with filesystem.open_file(path) as f:
-        lines = f.readlines()
-    with filesystem.open_file(path, "w") as f:
-        f.writelines(lines[:count])
-
-
-def _cap_squad(path: str, count: int) -> None:
-    if not count:
-        return
-    with filesystem.open_file(path) as f:
-        dataset = json.load(f)
-    kept, articles = 0, []
-    for article in dataset["data"]:
-        paragraphs = []
-        for paragraph in article["paragraphs"]:
-            if kept < count:
-                qas = paragraph["qas"][: count - kept]
-                kept += len(qas)
-                paragraphs.append({**paragraph, "qas": qas})
-        if paragraphs:
-            articles.append({**article, "paragraphs": paragraphs})
-    with filesystem.open_file(path, "w") as f:
-        json.dump({**dataset, "data": articles}, f)
