@@ -255,11 +255,11 @@ class FineTuner:
 
 
 def _choose(runs: dict[float, list[dict]], restarts: int, key: str) -> dict[str, Score] | None:
-    """Of the learning rates whose `restarts` runs have all finished ({lr: [metrics of a run,
-    ...]}), the one with the best mean `key` on Dev: each metric's mean and spread over its
-    runs. None while no rate is complete."""
+    """Of the learning rates ({lr: [metrics of a run, ...]}), the one with the best mean `key`
+    on Dev: each metric's mean and spread over its runs. None until every rate's `restarts`
+    runs have finished (a cell chosen from some of its rates could change: it is pending)."""
     complete = {lr: results for lr, results in runs.items() if len(results) == restarts}
-    if not complete:
+    if not complete or len(complete) < len(runs):
         return None
     lr = max(complete, key=lambda rate: statistics.fmean(r[key] for r in complete[rate]))
     chosen = lr if len(runs) > 1 else None
