@@ -89,8 +89,8 @@ class Scale:
     # Table 8's NER columns, fine-tuned and feature-based: the mean of this many restarts, with
     # their spread (at `long40k` 3, so that a row's difference can be told from a restart's).
     table8_ner_restarts: int = 1
-    # Table 5's restarts per column where not `restarts` (at `long40k` QNLI's: its NSP reading
-    # rests on QNLI, whose one run per cell the others' spreads could not be compared with).
+    # Table 5's restarts per column where not `restarts` (at `long40k` QNLI's: the NSP reading
+    # rests on it, and one run per cell gives no spread to read a gap against).
     table5_restarts: dict = dataclasses.field(default_factory=dict)
     # Table 5 and Figure 5 pre-trained at Tables 6 and 8's recipe too (`long40k`: one recipe
     # for every ablation, BERT's row Table 6's run of the ablation shape); else the base model's.
