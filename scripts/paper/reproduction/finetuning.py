@@ -82,7 +82,6 @@ class FineTuner:
         model: Model,
         column: str,
         bilstm: bool = False,
-        table6: bool = False,
         table1: bool = False,
         metric: str | None = None,
         restarts: int = 0,
@@ -105,8 +104,6 @@ class FineTuner:
         # Table 1 chooses one MNLI model, on MNLI-m, for both columns (as the paper).
         chosen_by = "eval_accuracy" if task == "MNLI" else metric
         restarts = restarts or self.scale.restarts.get(task, 1)
-        if table6 and self.scale.table6_restarts:
-            restarts = self.scale.table6_restarts
         learning_rates = self._learning_rates("glue")
         if table1:
             learning_rates = self.scale.table1_learning_rates

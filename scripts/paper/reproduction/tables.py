@@ -222,7 +222,7 @@ def table6(ctx) -> Table:
         model = ctx.model(run)
         cells[ours] = {"LM (ppl)": heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner)}
         for column in ("MNLI-m", "MRPC", "SST-2"):
-            cells[ours][column] = ctx.tuner.glue(model, column, table6=True)
+            cells[ours][column] = ctx.tuner.glue(model, column, restarts=ctx.scale.table6_restarts)
         # Ours: each shape's held-out [MASK]-only perplexity along the way (pretraining.tsv;
         # plot_reproduction.py draws it against the tokens seen, beside Figure 5's base run).
         for _, kept in kept_checkpoints(run, ctx.scale, ctx.data, ctx.runner):
