@@ -17,6 +17,7 @@ from pathlib import Path  # noqa: E402
 
 import numpy as np  # noqa: E402
 import pytest  # noqa: E402
+import script_runner  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[1]
 FIXTURES = REPO / "tests" / "fixtures"
@@ -69,17 +70,24 @@ _LOG_LINE = re.compile(
 
 
 def run_script(
-    *args: str, timeout: float = 300, env: dict | None = None, program: str = sys.executable
+    *args: str,
+    timeout: float = 300,
+    env: dict | None = None,
+    program: str = sys.executable,
+    fresh: bool = False,
 ):
     """Runs `python *args` (or `program *args`: bash for the shell scripts) from the
-    repository root, as a user would."""
+    repository root, as a user would: a Python file in a process forked from one that has
+    imported TensorFlow (script_runner.py says what that keeps the same) unless `fresh`,
+    anything else in a process of its own."""
+    env = {**SCRIPT_ENV, **(env or {})}
+    forked = (
+        not fresh and program == sys.executable and (args[0].endswith(".py") or args[0] == "-c")
+    )
+    if forked and script_runner.can_run(env):
+        return script_runner.run(list(args), env=env, cwd=REPO, timeout=timeout)
     return subprocess.run(
-        [program, *args],
-        cwd=REPO,
-        env={**SCRIPT_ENV, **(env or {})},
-        capture_output=True,
-        text=True,
-        timeout=timeout,
+        [program, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout
     )
 
 

@@ -181,6 +181,7 @@ def test_prepare_corpus_reads_gzipped_books_drops_repeats_and_holds_some_out(tmp
         f"--output_file={tmp_path / 'train.txt'}",
         f"--heldout_file={tmp_path / 'heldout.txt'}",
         "--num_heldout_documents=1",
+        fresh=True,
     )
     assert result.returncode == 0, result.stderr
     assert "a document repeats an earlier one; dropped" in result.stderr

@@ -52,6 +52,7 @@ def random_bert(tmp_path_factory) -> Path:
             "scripts/make_random_bert.py",
             f"--bert_config_file={root / 'bert_config.json'}",
             f"--output_dir={out}",
+            fresh=True,
         )
     )
     (out / "vocab.txt").write_bytes(UNCASED_VOCAB.read_bytes())
@@ -61,7 +62,7 @@ def random_bert(tmp_path_factory) -> Path:
 def test_a_random_bert_goes_to_hugging_face_and_back_with_every_weight_equal(random_bert, tmp_path):
     script = "scripts/convert_checkpoint.py"
     hf, back = tmp_path / "hf", tmp_path / "back"
-    succeeded(run_script(script, f"--input={random_bert}", f"--output={hf}"))
+    succeeded(run_script(script, f"--input={random_bert}", f"--output={hf}", fresh=True))
     assert json.loads((hf / "config.json").read_text())["architectures"] == ["BertForPreTraining"]
     succeeded(run_script(script, f"--input={hf}", f"--output={back}"))
     before = checkpoint_values(random_bert / "bert_model.ckpt")
@@ -135,10 +136,12 @@ def test_each_documented_call_works_from_its_own_import(call, random_bert):
     assert result.stdout.strip().splitlines()[-1] == printed
 
 
-def _default_tests_that_succeed() -> dict[str, list[str]]:
+def _default_tests_that_succeed(own_interpreter: bool = False) -> dict[str, list[str]]:
     """script -> the tests outside `slow` (and the fixtures they use) that run it and check
     that the run succeeded: a function that names the script, or calls a helper of its module
-    that does (`ner_args`)."""
+    that does (`ner_args`). With `own_interpreter`, only those that start it in an interpreter
+    of its own (`run_script(..., fresh=True)`, or `subprocess` itself), not forked from one that
+    has imported TensorFlow (tests/script_runner.py)."""
     found: dict[str, list[str]] = {script: [] for script in USER_SCRIPTS}
     for path in sorted((REPO / "tests").glob("test_*.py")):
         text = path.read_text()
@@ -153,9 +156,13 @@ def _default_tests_that_succeed() -> dict[str, list[str]]:
             if "succeeded(" not in body and "returncode == 0" not in body:
                 continue
             helpers = [bodies[name] for name in bodies if re.search(rf"\b{name}\(", body)]
+            texts = (body, *helpers)
+            starts = ("fresh=True", "subprocess.run(", "subprocess.Popen(")
+            if own_interpreter and not any(start in text for text in texts for start in starts):
+                continue
             for script in USER_SCRIPTS:
                 named = (f"'{script}'", f"'{Path(script).name}'")
-                if any(name in text for text in (body, *helpers) for name in named):
+                if any(name in text for text in texts for name in named):
                     found[script].append(f"{path.name}::{node.name}")
     return found
 
@@ -165,3 +172,10 @@ def test_every_script_a_user_runs_runs_to_success_in_the_default_suite():
     # the test command deselects slow tests.
     missing = [script for script, tests in _default_tests_that_succeed().items() if not tests]
     assert missing == []
+
+
+def test_every_script_a_user_runs_starts_once_as_the_user_starts_it():
+    # Most runs fork from an interpreter that has imported TensorFlow; one run of each script
+    # goes through a start-up of its own (its imports, what it sets before TensorFlow loads).
+    tests = _default_tests_that_succeed(own_interpreter=True)
+    assert [script for script in USER_SCRIPTS if not tests[script]] == []

@@ -18,19 +18,19 @@ DOMAIN = (
 )
 
 
-def extend(tmp_path, *flags: str):
+def extend(tmp_path, *flags: str, fresh: bool = False):
     corpus = tmp_path / "domain.txt"
     corpus.write_text(DOMAIN, encoding="utf-8")
     output = tmp_path / "domain_vocab" / "vocab.txt"
     result = run_script(
         "scripts/extend_vocab.py", f"--vocab_file={UNCASED_VOCAB}", f"--input_file={corpus}",
-        f"--output_file={output}", *flags,
+        f"--output_file={output}", *flags, fresh=fresh,
     )  # fmt: skip
     return result, output
 
 
 def test_domain_words_take_unused_slots_and_every_other_id_stays(tmp_path):
-    result, output = extend(tmp_path)
+    result, output = extend(tmp_path, fresh=True)
     assert result.returncode == 0, result.stderr
     before, after = list(load_vocab(UNCASED_VOCAB)), list(load_vocab(output))
     assert len(after) == len(before)  # bert_config.json's vocab_size still fits

@@ -166,6 +166,8 @@ def test_sigterm_to_one_worker_stops_both_at_one_saved_step_and_the_restart_ends
     assert_same_weights(output_dir / f"ckpt-{STEPS}", uninterrupted)
 
 
+@pytest.mark.slow  # three runs of two workers; the default suite runs the launcher to success
+# (test_run_pretraining.py) and its rule of restarts (below)
 def test_the_launcher_starts_the_group_again_after_a_kill_9_and_ends_as_an_uninterrupted_run(
     flags, uninterrupted, tmp_path
 ):

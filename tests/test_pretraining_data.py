@@ -230,7 +230,7 @@ def test_default_masking_rates_write_the_originals_records_byte_for_byte(tmp_pat
         output = tmp_path / f"rates_{bool(rates)}.tfrecord"
         extra = [f"--masking_rates={rates}"] if rates else []
         args = [f"--{k}={v}" for k, v in dict(flags, output_file=output).items()]
-        result = run_script("create_pretraining_data.py", *args, *extra)
+        result = run_script("create_pretraining_data.py", *args, *extra, fresh=True)
         assert result.returncode == 0, result.stderr
         outputs[rates] = output
     assert outputs[None].read_bytes() == outputs["0.8,0.1,0.1"].read_bytes()

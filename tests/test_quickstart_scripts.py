@@ -136,6 +136,7 @@ def test_fill_mask_script_prints_one_line_per_mask(tmp_path: Path, model, tokeni
         f"--model_dir={tmp_path}",
         "--text=Return the [MASK] of the [MASK].|A [MASK] module.",
         "--top_k=2",
+        fresh=True,
     )
     assert result.returncode == 0, result.stderr
     lines = result.stdout.splitlines()
@@ -190,6 +191,7 @@ def test_make_bert_config_writes_the_papers_sizes(tmp_path: Path) -> None:
             f"--size={size}",
             f"--vocab_file={SAMPLE_DATA / 'vocab.txt'}",
             f"--output_file={output_file}",
+            fresh=True,
         )
         assert result.returncode == 0, result.stderr
         config = json.loads(output_file.read_text())

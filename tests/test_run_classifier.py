@@ -325,7 +325,7 @@ def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
         a.replace("--task_name=MRPC", "--task_name=STS-B").replace(setup["data"], str(data))
         for a in args
     ]  # noqa: E501
-    result = run_script(*args, timeout=600)
+    result = run_script(*args, timeout=600, fresh=True)
     assert result.returncode == 0, result.stderr[-3000:]
     results = (tmp_path / "out" / "eval_results.txt").read_text()
     assert "eval_pearson = " in results and "eval_spearmanr = " in results

@@ -305,7 +305,7 @@ def test_real_conll2003_sample_runs(tmp_path):
     config = tmp_path / "bert_config.json"
     tiny_config().to_json_file(str(config))
     args = ner_args({"root": tmp_path, "config": str(config)}, "data", tmp_path / "out")
-    result = run_script(*args, "--do_train", "--do_eval", "--num_train_epochs=1")
+    result = run_script(*args, "--do_train", "--do_eval", "--num_train_epochs=1", fresh=True)
     assert result.returncode == 0, result.stderr[-3000:]
     report = (tmp_path / "out" / "eval_conlleval.txt").read_text()
     words = sum(len(s.words) for s in sample.sentences) + len(sample.documents)

@@ -94,7 +94,8 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
     result = run_script(
         *pretraining_args(
             setup, output_dir, do_eval=True, max_eval_steps=2, vocab_file=SAMPLE_DATA / "vocab.txt"
-        )
+        ),
+        fresh=True,
     )
     assert result.returncode == 0, result.stderr
     assert "steps_per_second=" in result.stderr and "ETA" in result.stderr
@@ -396,9 +397,13 @@ def two_workers(setup, output_dir, **flags) -> str:
 
 
 def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setup, tmp_path):
+    # Started as docs/RELIABILITY.md starts a group on one machine: scripts/local_cluster.py.
     output_dir = tmp_path / "out"
-    stderr = two_workers(setup, output_dir, num_train_steps=2, save_checkpoints_steps=2)
-    assert "on 2 replica(s)" in stderr
+    args = pretraining_args(setup, output_dir, num_train_steps=2, save_checkpoints_steps=2)
+    result = run_script("scripts/local_cluster.py", "--num_workers=2", "--", *args, fresh=True)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert "[worker 0] " in result.stderr and "[worker 1] " in result.stderr
+    assert "on 2 replica(s)" in result.stderr
     assert sorted(p.name for p in output_dir.glob("ckpt-*.index")) == ["ckpt-2.index"]
     assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
 

@@ -200,7 +200,8 @@ def test_rerunning_prediction_uses_the_fine_tuned_checkpoint(squad_v1, setup):
         (again / name.name).write_bytes(name.read_bytes())
     (again / "checkpoint").write_text((squad_v1["output_dir"] / "checkpoint").read_text())
     result = run_script(
-        *squad_args(setup, again, "--do_predict", f"--predict_file={setup['dev-v1.1.json']}")
+        *squad_args(setup, again, "--do_predict", f"--predict_file={setup['dev-v1.1.json']}"),
+        fresh=True,
     )
     assert result.returncode == 0, result.stderr[-3000:]
     assert (again / "predictions.json").read_text() == (

@@ -135,7 +135,9 @@ def test_a_rerun_restores_the_fine_tuned_model_and_predicts_the_same(trained, se
     output_dir = trained["output_dir"]
     for name in trained["outputs"]:
         (output_dir / name).unlink()
-    result = run_script(*swag_args(setup, output_dir, "--do_eval", "--do_predict"), timeout=600)
+    result = run_script(
+        *swag_args(setup, output_dir, "--do_eval", "--do_predict"), timeout=600, fresh=True
+    )
     assert result.returncode == 0, result.stderr[-3000:]
     assert "restored" in result.stderr and "ckpt-4" in result.stderr
     assert read_outputs(output_dir) == trained["outputs"]

@@ -180,7 +180,7 @@ def test_extract_features_on_a_pretraining_checkpoint_with_the_released_vocab(
         "max_seq_length": 16,
         "batch_size": 2,
     }
-    result = run_script("extract_features.py", *flag_args(flags))
+    result = run_script("extract_features.py", *flag_args(flags), fresh=True)
     assert result.returncode == 0, result.stderr
     assert "Traceback" not in result.stderr
 
