@@ -81,10 +81,7 @@ def run_script(
     imported TensorFlow (script_runner.py says what that keeps the same) unless `fresh`,
     anything else in a process of its own."""
     env = {**SCRIPT_ENV, **(env or {})}
-    forked = (
-        not fresh and program == sys.executable and (args[0].endswith(".py") or args[0] == "-c")
-    )
-    if forked and script_runner.can_run(env):
+    if not fresh and program == sys.executable and script_runner.can_run(list(args), env):
         return script_runner.run(list(args), env=env, cwd=REPO, timeout=timeout)
     return subprocess.run(
         [program, *args], cwd=REPO, env=env, capture_output=True, text=True, timeout=timeout

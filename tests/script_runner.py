@@ -48,11 +48,13 @@ _started_with: dict[str, str | None] | None = None  # the forkserver's import-ti
 _fresh_path: list[str] = []  # a fresh interpreter's sys.path after its script's folder
 
 
-def can_run(env: dict[str, str]) -> bool:
-    """Whether a script run under `env` can start from the forkserver: always where it is not
-    started yet, else where `env` gives the import-time variables the values it started with.
-    BERT_TF_TESTS_FRESH=1 in the tests' own environment turns the forkserver off."""
+def can_run(args: list[str], env: dict[str, str]) -> bool:
+    """Whether `python *args` under `env` can start from the forkserver: `args[0]` a Python
+    file or "-c", and the server not started yet or started with the import-time variables
+    `env` gives. BERT_TF_TESTS_FRESH=1 in the tests' own environment turns the forkserver off."""
     if os.environ.get("BERT_TF_TESTS_FRESH") == "1":
+        return False
+    if not (args[0].endswith(".py") or args[0] == "-c"):
         return False
     if _started_with is None:
         return True
@@ -120,11 +122,11 @@ def _run_as_main(args, env, cwd, stdout, stderr, fresh_path) -> None:
         opened = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC)
         os.dup2(opened, fd)
         os.close(opened)
-    sys.argv = list(args)
     if args[0] == "-c":  # python -c CODE: argv[0] "-c", the working folder first on the path
         sys.argv = ["-c", *args[2:]]
         sys.path[:] = ["", *fresh_path]
     else:
+        sys.argv = list(args)
         sys.path[:] = [os.path.dirname(os.path.abspath(args[0])), *fresh_path]
     status = 0
     try:

@@ -96,12 +96,19 @@ def test_a_variable_tensorflow_reads_on_import_sends_the_run_to_a_fresh_interpre
 ):
     monkeypatch.delenv("BERT_TF_TESTS_FRESH", raising=False)
     script_runner.run([str(probe), "0"], env=SCRIPT_ENV, cwd=REPO, timeout=60)  # started
-    assert script_runner.can_run(SCRIPT_ENV)
-    assert script_runner.can_run({**SCRIPT_ENV, "TF_CONFIG": "{}"})  # read when a run starts
+    assert script_runner.can_run([str(probe)], SCRIPT_ENV)
+    assert script_runner.can_run([str(probe)], {**SCRIPT_ENV, "TF_CONFIG": "{}"})  # read later
     for variable in ("KERAS_BACKEND", "TF_CPP_MIN_LOG_LEVEL", "PYTHONPATH"):
-        assert not script_runner.can_run({**SCRIPT_ENV, variable: "other"})
+        assert not script_runner.can_run([str(probe)], {**SCRIPT_ENV, variable: "other"})
 
 
-def test_the_environment_variable_runs_every_script_fresh(monkeypatch):
+def test_only_a_python_file_or_c_code_starts_from_the_forkserver(probe):
+    assert script_runner.can_run([str(probe), "0"], SCRIPT_ENV)
+    assert script_runner.can_run(["-c", "print(1)"], SCRIPT_ENV)
+    assert not script_runner.can_run(["-m", "pytest"], SCRIPT_ENV)  # a module: its own run
+    assert not script_runner.can_run(["scripts/quickstart.sh"], SCRIPT_ENV)
+
+
+def test_the_environment_variable_runs_every_script_fresh(probe, monkeypatch):
     monkeypatch.setitem(os.environ, "BERT_TF_TESTS_FRESH", "1")
-    assert not script_runner.can_run(SCRIPT_ENV)
+    assert not script_runner.can_run([str(probe)], SCRIPT_ENV)
