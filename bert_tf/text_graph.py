@@ -81,7 +81,11 @@ class InGraphTokenizer(tf.Module):
             value_dtype=tf.int64,
             value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
         )
-        self.vocab_table = tf.lookup.StaticHashTable(initializer, default_value=-1)
+        # Anonymous: a named table's name comes from str(asset), i.e. the Asset's memory
+        # address, so a tokenizer made where a freed one lived got the old vocab's ids.
+        self.vocab_table = tf.lookup.StaticHashTable(
+            initializer, default_value=-1, experimental_is_anonymous=True
+        )
         self._wordpiece = tf_text.WordpieceTokenizer(
             self.vocab_table,
             suffix_indicator="##",

@@ -115,3 +115,17 @@ def test_the_scratch_copy_of_the_vocab_is_in_memory_and_goes_with_the_tokenizer(
     del tokenizer
     gc.collect()
     assert not tf.io.gfile.exists(os.path.join(scratch, "vocab.txt"))
+
+
+def test_a_tokenizer_made_after_another_is_freed_reads_its_own_vocab(tmp_path):
+    # A named lookup table took its name from the vocab Asset's memory address: a tokenizer
+    # made where a freed one had lived read the freed one's table (a model of 44 tokens was fed
+    # ids of 30,522). CPython reuses a freed object's memory, so a few rounds meet it.
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    other = tmp_path / "other.txt"
+    other.write_text("".join(t + "\n" for t in specials + [f"w{i}" for i in range(9)] + ["hello"]))
+    own = tmp_path / "own.txt"
+    own.write_text("".join(t + "\n" for t in specials + ["hello"]))
+    for _ in range(50):
+        InGraphTokenizer(str(other))  # freed at once
+        assert InGraphTokenizer(str(own)).vocab_table.lookup(tf.constant("hello")) == 4

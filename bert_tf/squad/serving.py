@@ -64,6 +64,7 @@ class QuestionAnswerer(tf.Module):
                 value_index=tf.lookup.TextFileIndex.WHOLE_LINE,
             ),
             default_value="[UNK]",
+            experimental_is_anonymous=True,  # as the tokenizer's table (text_graph.py)
         )
         self.seq_length = max_seq_length
         self.doc_stride = doc_stride
