@@ -275,13 +275,20 @@ def test_rerunning_after_kill_9_resumes_from_the_latest_checkpoint(setup, tmp_pa
         stdout=subprocess.DEVNULL,
         stderr=subprocess.DEVNULL,
     )
+
+    def latest_step():
+        # What a rerun resumes from: the checkpoint state, which names ckpt-N only after its
+        # files are written (killed between the two, a rerun rightly resumes from the one
+        # before), so the test waits on the state, not on ckpt-10's files.
+        latest = tf.train.latest_checkpoint(str(output_dir))
+        return int(latest.rsplit("-", 1)[1]) if latest else 0
+
     deadline = time.monotonic() + 120
-    while not (output_dir / "ckpt-10.index").exists() and time.monotonic() < deadline:
+    while latest_step() < 10 and time.monotonic() < deadline:
         time.sleep(0.2)
     process.send_signal(signal.SIGKILL)
     process.wait()
-    assert (output_dir / "ckpt-10.index").exists()
-    killed_at = int(tf.train.latest_checkpoint(str(output_dir)).rsplit("-", 1)[1])
+    killed_at = latest_step()
     assert 10 <= killed_at < 400
 
     saved = tf.train.load_checkpoint(str(output_dir / f"ckpt-{killed_at}"))
