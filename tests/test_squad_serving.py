@@ -114,3 +114,25 @@ def test_questions_and_contexts_of_different_lengths_are_refused_naming_both():
     ) in str(error.value)
     out = answerer.answer(tf.constant(["Who?", "What?"]), tf.constant(["a b", "c d"]))
     assert list(out["answer"].numpy()) == [b"a", b"c"]
+
+
+def test_an_answerer_made_after_another_is_freed_spells_answers_from_its_own_vocab(tmp_path):
+    # The id-to-token table had the tokenizer's fault (test_text_graph.py): named from the vocab
+    # Asset's memory address, an answerer made where a freed one had lived spelt its answers'
+    # tokens from the freed one's vocab.
+    specials = ["[PAD]", "[UNK]", "[CLS]", "[SEP]"]
+    other = tmp_path / "other.txt"
+    other.write_text("".join(t + "\n" for t in specials + ["elsewhere"]))
+    own = tmp_path / "own.txt"
+    own.write_text("".join(t + "\n" for t in specials + ["hello"]))
+
+    def answerer(vocab):
+        return QuestionAnswerer(
+            None, str(vocab), do_lower_case=True, max_seq_length=32, doc_stride=8,
+            max_query_length=8, n_best_size=5, max_answer_length=10,
+            version_2_with_negative=False, null_score_diff_threshold=0.0,
+        )  # fmt: skip
+
+    for _ in range(50):
+        answerer(other)  # freed at once
+        assert answerer(own).id_to_token.lookup(tf.constant(4, tf.int64)) == b"hello"
