@@ -200,6 +200,50 @@ def test_the_pretraining_figure_draws_only_the_panels_with_a_finished_run(tmp_pa
     np.testing.assert_allclose(line.get_ydata(), [6.4, 6.1], rtol=1e-6)  # float32 summaries
 
 
+def test_the_figure5_figure_draws_one_schedules_committed_cells(tmp_path, monkeypatch):
+    pytest.importorskip("matplotlib")
+    header = ["schedule", "row", "column", "ours", "paper_row", "paper", "spread", "lr"]
+    cells = [
+        ["long40k", "MLM step 8000", "QNLI", "60.9", "MLM step 8000", "-", "-", "0.0001"],
+        ["long40k", "MLM step 16000", "QNLI", "63.2", "MLM step 16000", "-", "-", "0.0001"],
+        ["long40k", "LTR step 8000", "QNLI", "56.6", "LTR step 8000", "-", "-", "0.0001"],
+        ["long40k", "LTR step 16000", "QNLI", "-", "LTR step 16000", "-", "-", "-"],  # to come
+        ["long", "MLM step 8000", "QNLI", "63.3", "MLM step 8000", "-", "-", "0.0001"],
+    ]  # fmt: skip
+    write_tsv(tmp_path / "docs" / "figure5.tsv", [header, *cells])
+    drawn = []
+    monkeypatch.setattr(plot_reproduction, "save", lambda figure, *_: drawn.append(figure) or "x")
+    out, figures, docs = str(tmp_path / "out"), str(tmp_path / "figures"), str(tmp_path / "docs")
+    assert plot_reproduction.plot_figure5(out, figures, docs, "long40k")
+    (axis,) = drawn[0].axes
+    mlm, ltr = axis.get_lines()
+    assert list(mlm.get_xdata()) == [8000, 16000] and list(mlm.get_ydata()) == [60.9, 63.2]
+    assert list(ltr.get_xdata()) == [8000] and list(ltr.get_ydata()) == [56.6]
+    # Several schedules and none chosen: which one would be a guess.
+    with pytest.raises(InputError, match=r"figure5.tsv holds the schedules long, long40k; "
+                       r"expected --schedule=one of them"):  # fmt: skip
+        plot_reproduction.plot_figure5(out, figures, docs)
+
+
+def test_plot_reproduction_draws_the_chosen_figures_from_the_committed_cells(tmp_path):
+    script, docs = "scripts/paper/plot_reproduction.py", str(Path(REPO) / "docs" / "reproduction")
+    flags = (f"--output_dir={tmp_path / 'out'}", f"--figures_dir={tmp_path / 'figures'}")
+    result = run_script(script, *flags, "--figures=figure6_steps")
+    assert error_line(result, "plot_reproduction.py").endswith(
+        "--figures=figure6_steps: no figure 'figure6_steps'; expected some of table6_model_size, "
+        "figure5_steps, pretraining_curves, mask_only_perplexity, or all"
+    )
+    # The committed TSVs hold every schedule: drawing them needs one named.
+    result = run_script(script, *flags, f"--tables_dir={docs}", "--figures=figure5_steps")
+    assert "figure5.tsv holds the schedules long, long40k, small; expected --schedule" in (
+        error_line(result, "plot_reproduction.py")
+    )
+    pytest.importorskip("matplotlib")
+    succeeded(run_script(script, *flags, f"--tables_dir={docs}", "--schedule=long40k",
+                         "--figures=figure5_steps"))  # fmt: skip
+    assert os.listdir(tmp_path / "figures") == ["figure5_steps.png"]  # the chosen one alone
+
+
 def test_a_table_sets_our_numbers_beside_the_papers(tmp_path: Path):
     table = Table("table5", "Table 5")
     table.set("BERT", "MRPC", Score(71.234, spread=1.53, learning_rate=3e-4), "BERT-BASE")
@@ -955,10 +999,14 @@ def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():
         "masking (Table 8)": [long[3], long[5]],
         "size (Table 6)": [long[3], long[4]],
     }
-    # long40k: Tables 6 and 8 at the base run's steps and rate with their own warm-up.
-    warmup = [name.replace("_20000steps_lr0.0005", "_warmup4000") for name in long]
+    # long40k: Tables 6 and 8 at the base run's steps and rate with their own warm-up, and
+    # Table 5's objectives at that recipe too (BERT's row is Table 6's run of the shape), not
+    # `long`'s runs beside them in the same output folder.
+    warmup = [name.replace("_20000steps_lr0.0005", "_warmup4000") for name in long] + [
+        "L-4_H-128_A-2_mlm_0.8_0.1_0.1_warmup4000", "L-4_H-128_A-2_ltr_0.8_0.1_0.1_warmup4000",
+    ]  # fmt: skip
     assert pretraining_groups(warmup, "long40k") == {
-        "objective (Table 5)": warmup[:2],
+        "objective (Table 5)": [warmup[3], warmup[7], warmup[8]],
         "masking (Table 8)": [warmup[3], warmup[5]],
         "size (Table 6)": [warmup[3], warmup[4]],
     }

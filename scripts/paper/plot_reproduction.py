@@ -23,7 +23,7 @@ import json
 import os
 import re
 
-from reproduction.pretraining import Pretraining, table6_run
+from reproduction.pretraining import Pretraining, ablation_run, table6_run
 from reproduction.scales import DEFAULT_MASKING, scale_named
 
 from bert_tf import cli, filesystem
@@ -46,6 +46,21 @@ def _pyplot():
 
 def read_table(output_dir: str, name: str) -> list[dict]:
     return read_tsv(os.path.join(output_dir, "tables", f"{name}.tsv"))
+
+
+def read_cells(tables_dir: str, name: str, schedule: str = "") -> list[dict]:
+    """A table's rows from tables_dir/NAME.tsv (reproduce.py's OUT/tables, or the committed
+    docs/reproduction), those of `schedule` where given: a file of several schedules needs one."""
+    path = os.path.join(tables_dir, f"{name}.tsv")
+    rows = read_tsv(path)
+    if schedule:
+        return [r for r in rows if r.get("schedule") == schedule]
+    schedules = sorted({r.get("schedule") or "" for r in rows})
+    if len(schedules) > 1:
+        raise InputError(
+            f"{path} holds the schedules {', '.join(schedules)}; expected --schedule=one of them"
+        )
+    return rows
 
 
 def read_tsv(path: str) -> list[dict]:
@@ -72,8 +87,10 @@ def vocab_size(output_dir: str) -> int:
         return json.load(f)["vocab_size"]
 
 
-def plot_table6(output_dir: str, figures_dir: str) -> str | None:
-    rows = read_table(output_dir, "table6")
+def plot_table6(
+    output_dir: str, figures_dir: str, tables_dir: str = "", schedule: str = ""
+) -> str | None:
+    rows = read_cells(tables_dir or os.path.join(output_dir, "tables"), "table6", schedule)
     if not rows:
         return None
     shapes = list(dict.fromkeys(row["row"] for row in rows))
@@ -115,8 +132,10 @@ def plot_table6(output_dir: str, figures_dir: str) -> str | None:
     return save(figure, figures_dir, "table6_model_size.png")
 
 
-def plot_figure5(output_dir: str, figures_dir: str) -> str | None:
-    rows = read_table(output_dir, "figure5")
+def plot_figure5(
+    output_dir: str, figures_dir: str, tables_dir: str = "", schedule: str = ""
+) -> str | None:
+    rows = read_cells(tables_dir or os.path.join(output_dir, "tables"), "figure5", schedule)
     if not rows:
         return None
     columns = list(dict.fromkeys(r["column"] for r in rows))
@@ -156,10 +175,10 @@ PANELS = ("objective (Table 5)", "masking (Table 8)", "size (Table 6)")
 
 def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
     """The pre-training runs (OUT/pretraining's folder names) each panel draws at `schedule`
-    (reproduce.py's --size): Table 5's objectives (the ablation shape, 80/10/10, the schedule's
-    steps), Table 8's maskings and Table 6's shapes (masked LM + NSP, at Table 6's own steps
-    where the schedule gives them their own: `long`'s `_Nsteps_lrR` runs, `long40k`'s
-    `_warmupN`)."""
+    (reproduce.py's --size): Table 5's objectives (the ablation shape, 80/10/10, at the recipe
+    the schedule gives the ablations: `long40k`'s is Tables 6 and 8's), Table 8's maskings and
+    Table 6's shapes (masked LM + NSP, at Table 6's own steps where the schedule gives them
+    their own: `long`'s `_Nsteps_lrR` runs, `long40k`'s `_warmupN`)."""
     # A run, not one of its kept checkpoints (RUN_stepN), nor Table 7's cased one (base, large).
     found = {name: Pretraining.from_name(name) for name in names}
     runs = {name: f[0] for name, f in found.items() if f and not f[1] and not f[0].cased}
@@ -179,7 +198,7 @@ def pretraining_groups(names: list[str], schedule: str) -> dict[str, list[str]]:
             table6_run(scale, run.shape)
         )
         return (
-            ablation and default and recipe(run) == (False, 0.0, False),
+            ablation and default and recipe(run) == recipe(ablation_run(scale, run.shape)),
             ablation and tables_6_and_8,
             default and tables_6_and_8,
         )
@@ -277,21 +296,46 @@ class PlotOptions(Options):
         "OUT/tables/pretraining.tsv: docs/reproduction/pretraining.tsv draws the runs of every "
         "schedule, each named with its schedule.",
     )
+    tables_dir: str = option(
+        "",
+        "Where the Table 6 and Figure 5 figures read their cells, in place of OUT/tables: "
+        "docs/reproduction draws the committed numbers (with --schedule).",
+    )
+    figures: str = option(
+        "all",
+        "Comma-separated: which figures to draw (table6_model_size, figure5_steps, "
+        "pretraining_curves, mask_only_perplexity), or all.",
+    )
+    schedule: str = option(
+        "",
+        "The schedule (reproduce.py's --size) whose cells the Table 6 and Figure 5 figures draw, "
+        "where --tables_dir holds several.",
+    )
 
 
 def plot_figures(args: PlotOptions) -> None:
     check_options(args)
     if args.pretraining_tsv and not filesystem.isfile(args.pretraining_tsv):
         raise InputError(f"--pretraining_tsv={args.pretraining_tsv} does not exist; expected a TSV")
+    if args.tables_dir and not filesystem.isdir(args.tables_dir):
+        raise InputError(f"--tables_dir={args.tables_dir} does not exist; expected a folder")
     where = (args.output_dir, args.figures_dir)
-    plots = (
-        functools.partial(plot_table6, *where),
-        functools.partial(plot_figure5, *where),
-        functools.partial(plot_pretraining, *where),
-        functools.partial(plot_perplexity, *where, args.pretraining_tsv),
-    )
-    for plot in plots:
-        print(f"{plot.func.__name__}: {plot() or 'nothing to plot yet'}")
+    cells = (args.tables_dir, args.schedule)
+    plots = {
+        "table6_model_size": functools.partial(plot_table6, *where, *cells),
+        "figure5_steps": functools.partial(plot_figure5, *where, *cells),
+        "pretraining_curves": functools.partial(plot_pretraining, *where),
+        "mask_only_perplexity": functools.partial(plot_perplexity, *where, args.pretraining_tsv),
+    }
+    chosen = list(plots) if args.figures == "all" else args.figures.split(",")
+    unknown = [name for name in chosen if name not in plots]
+    if unknown:
+        raise InputError(
+            f"--figures={args.figures}: no figure {unknown[0]!r}; expected some of "
+            f"{', '.join(plots)}, or all"
+        )
+    for name in chosen:
+        print(f"{name}: {plots[name]() or 'nothing to plot yet'}")
 
 
 if __name__ == "__main__":
