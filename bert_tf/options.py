@@ -136,3 +136,16 @@ def one_of(*choices: str, unset: str = "") -> Check:
 
     check.choices = choices
     return check
+
+
+def some_of(name: str, value: str, known: list[str], every: list[str] | None = None) -> list[str]:
+    """The names a comma-separated option gives (`--tables=table5,figure5`), each one of `known`;
+    `all` gives `every` (all of `known` unless said)."""
+    names = list(known if every is None else every) if value == "all" else value.split(",")
+    unknown = [n for n in names if n not in known]
+    if unknown:
+        raise InputError(
+            f"--{name}={value}; unknown {', '.join(unknown)}, expected some of "
+            f"{', '.join(known)} or all"
+        )
+    return names

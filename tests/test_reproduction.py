@@ -230,8 +230,8 @@ def test_plot_reproduction_draws_the_chosen_figures_from_the_committed_cells(tmp
     flags = (f"--output_dir={tmp_path / 'out'}", f"--figures_dir={tmp_path / 'figures'}")
     result = run_script(script, *flags, "--figures=figure6_steps")
     assert error_line(result, "plot_reproduction.py").endswith(
-        "--figures=figure6_steps: no figure 'figure6_steps'; expected some of table6_model_size, "
-        "figure5_steps, pretraining_curves, mask_only_perplexity, or all"
+        "--figures=figure6_steps; unknown figure6_steps, expected some of table6_model_size, "
+        "figure5_steps, pretraining_curves, mask_only_perplexity or all"
     )
     # The committed TSVs hold every schedule: drawing them needs one named.
     result = run_script(script, *flags, f"--tables_dir={docs}", "--figures=figure5_steps")
@@ -783,6 +783,18 @@ def test_report_runs_nothing_and_writes_the_tables_with_their_pending_steps(tmp_
     table = (out / "tables" / "table6.tsv").read_text().splitlines()
     assert table[1].split("\t")[:4] == ["base", "3/768/12", "LM (ppl)", "-"]
     assert f"Pending: {steps} of this table's steps have not run yet" in result.stdout
+
+
+def test_reproduce_takes_the_papers_tables_and_ours_by_name(tmp_path: Path):
+    flags = ("--size=small", f"--output_dir={tmp_path}", "--dry_run")
+    result = run_script("scripts/paper/reproduce.py", "--tables=table5,table9", *flags)
+    line = error_line(result, "reproduce.py")
+    assert line.endswith("--tables=table5,table9; unknown table9, expected some of table1, "
+                         "table2, table3, table4, table5, table6, table7, table8, figure5, domain "
+                         "or all")  # fmt: skip
+    # `all` is the paper's tables; ours (domain) only by name.
+    assert "# domain" not in succeeded(run_script("scripts/paper/reproduce.py", "--tables=all",
+                                                  *flags)).stdout  # fmt: skip
 
 
 def test_pretraining_results_gather_every_finished_run_and_skip_unfinished_ones(tmp_path: Path):

@@ -28,7 +28,7 @@ from reproduction.scales import DEFAULT_MASKING, scale_named
 
 from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
-from bert_tf.options import Options, check_options, option, options
+from bert_tf.options import Options, check_options, option, options, some_of
 
 
 def _pyplot():
@@ -327,14 +327,7 @@ def plot_figures(args: PlotOptions) -> None:
         "pretraining_curves": functools.partial(plot_pretraining, *where),
         "mask_only_perplexity": functools.partial(plot_perplexity, *where, args.pretraining_tsv),
     }
-    chosen = list(plots) if args.figures == "all" else args.figures.split(",")
-    unknown = [name for name in chosen if name not in plots]
-    if unknown:
-        raise InputError(
-            f"--figures={args.figures}: no figure {unknown[0]!r}; expected some of "
-            f"{', '.join(plots)}, or all"
-        )
-    for name in chosen:
+    for name in some_of("figures", args.figures, list(plots)):
         print(f"{name}: {plots[name]() or 'nothing to plot yet'}")
 
 

@@ -47,7 +47,7 @@ from reproduction.tables import BUILDERS, Context
 
 from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
-from bert_tf.options import Options, check_options, one_of, option, options
+from bert_tf.options import Options, check_options, one_of, option, options, some_of
 
 # The sizes: small, long and long40k run on a laptop's CPU, base and large are the paper's.
 SIZES = ("small", "long", "long40k", "base", "large")
@@ -71,13 +71,7 @@ class ReproduceOptions(Options):
 
     def check(self) -> None:
         super().check()
-        names = list(BUILDERS) if self.tables == "all" else self.tables.split(",")
-        unknown = [name for name in names if name not in RUNNABLE]
-        if unknown:
-            raise InputError(
-                f"--tables={self.tables}; unknown {unknown}, expected some of "
-                f"{', '.join(RUNNABLE)} or all"
-            )
+        names = some_of("tables", self.tables, list(RUNNABLE), list(BUILDERS))
         if "domain" in names and self.size not in LAPTOP_SIZES:
             raise InputError(f"--tables=domain runs at --size={' or '.join(LAPTOP_SIZES)}")
         if self.quick and self.size not in LAPTOP_SIZES:
@@ -88,7 +82,7 @@ class ReproduceOptions(Options):
 
 def reproduce(args: ReproduceOptions) -> None:
     check_options(args)
-    names = list(BUILDERS) if args.tables == "all" else args.tables.split(",")
+    names = some_of("tables", args.tables, list(RUNNABLE), list(BUILDERS))
     scale = scale_named(args.size, args.quick)
     output_dir = filesystem.absolute(args.output_dir)
     # A first pass that runs nothing: the steps still to run (for the progress lines), and the
