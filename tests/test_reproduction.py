@@ -223,6 +223,10 @@ def test_the_figure5_figure_draws_one_schedules_committed_cells(tmp_path, monkey
     with pytest.raises(InputError, match=r"figure5.tsv holds the schedules long, long40k; "
                        r"expected --schedule=one of them"):  # fmt: skip
         plot_reproduction.plot_figure5(out, figures, docs)
+    # A schedule the file does not hold is a mistyped flag, not a figure with nothing in it.
+    with pytest.raises(InputError, match=r"--schedule=long4k: .*figure5.tsv has no row of it; "
+                       r"it holds long, long40k"):  # fmt: skip
+        plot_reproduction.plot_figure5(out, figures, docs, "long4k")
 
 
 def test_plot_reproduction_draws_the_chosen_figures_from_the_committed_cells(tmp_path):

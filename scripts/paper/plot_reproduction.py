@@ -53,14 +53,16 @@ def read_cells(tables_dir: str, name: str, schedule: str = "") -> list[dict]:
     docs/reproduction), those of `schedule` where given: a file of several schedules needs one."""
     path = os.path.join(tables_dir, f"{name}.tsv")
     rows = read_tsv(path)
-    if schedule:
-        return [r for r in rows if r.get("schedule") == schedule]
     schedules = sorted({r.get("schedule") or "" for r in rows})
-    if len(schedules) > 1:
+    if rows and schedule and schedule not in schedules:
+        raise InputError(
+            f"--schedule={schedule}: {path} has no row of it; it holds {', '.join(schedules)}"
+        )
+    if not schedule and len(schedules) > 1:
         raise InputError(
             f"{path} holds the schedules {', '.join(schedules)}; expected --schedule=one of them"
         )
-    return rows
+    return [r for r in rows if r.get("schedule") == schedule] if schedule else rows
 
 
 def read_tsv(path: str) -> list[dict]:
