@@ -153,6 +153,11 @@ READINGS = {
         cells("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
         gaps("table8", "long40k"),
     ),
+    # Table 5's rows at Tables 6 and 8's recipe, beside `long`'s (the same columns).
+    ("Table 5", "What holds and what does not, `long40k`"): lambda: (
+        cells("table5", ("long40k", "long")) | perplexities("long40k"),
+        gaps("table5", "long40k"),
+    ),
     # `long`'s and `small`'s readings, each against its own schedule's cells.
     ("Table 5", "What it shows, `long`:"): lambda: (
         cells("table5", ("long", "small")) | perplexities("long") | long_qnli(),
@@ -177,6 +182,10 @@ READINGS = {
     ("Table 8", "What holds and what does not, `small`"): lambda: (
         cells("table8", ("small",)) | perplexities("small") | nsp("small") | unigram("small"),
         gaps("table8", "small"),
+    ),
+    ("Figure 5", "What it shows, `long40k`:"): lambda: (
+        cells("figure5", ("long40k",)) | cells("table5", ("long40k",)) | perplexities("long40k"),
+        gaps("figure5", "long40k"),
     ),
     ("Figure 5", "What it shows, `long`:"): lambda: (
         cells("figure5", ("long",))
