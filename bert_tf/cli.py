@@ -2,7 +2,8 @@
 import this module before TensorFlow), its flags made from its options dataclass and listed by
 --help, bad input (or a diverged training) as one line on stderr and exit status 1; a run
 stopped by SIGTERM or Ctrl-C as one line and exit status 128 + the signal (143, 130); a
-multi-worker run that lost a worker as one line and exit status 75 (start the group again)."""
+multi-worker run that lost a worker as one line and exit status 75 (start the group again).
+Each such line is the last on stderr."""
 
 from __future__ import annotations
 
@@ -73,25 +74,38 @@ def run(main: Callable[[list[str]], None]) -> None:
             check_path_schemes(flags.FLAGS)
             main(argv)
         except (InputError, FileNotFoundError, TrainingDiverged) as e:
-            print(f"{program}: error: {e}", file=sys.stderr)
-            sys.exit(1)
+            exit_with_line(f"{program}: error: {e}", 1)
         except Preempted as e:
-            print(f"{program}: {e}", file=sys.stderr)
-            sys.exit(SIGNAL_EXIT_STATUS_BASE + e.signal_number)
+            exit_with_line(f"{program}: {e}", SIGNAL_EXIT_STATUS_BASE + e.signal_number)
         except WorkerLost as e:
-            print(f"{program}: {e}", file=sys.stderr)
-            sys.exit(RESTART_EXIT_STATUS)
+            exit_with_line(f"{program}: {e}", RESTART_EXIT_STATUS)
         except KeyboardInterrupt:  # Ctrl-C outside training's steps: nothing to save there
-            print(f"{program}: interrupted by Ctrl-C (SIGINT)", file=sys.stderr)
-            sys.exit(SIGNAL_EXIT_STATUS_BASE + signal.SIGINT)
+            exit_with_line(
+                f"{program}: interrupted by Ctrl-C (SIGINT)",
+                SIGNAL_EXIT_STATUS_BASE + signal.SIGINT,
+            )
         except Exception as e:  # last: only a file system's refusal, the rest is a bug
             if not is_file_system_error(e):
                 raise
             # TensorFlow puts the path on a line of its own: one line, path included.
-            print(f"{program}: error: {' '.join(str(e).split())}", file=sys.stderr)
-            sys.exit(1)
+            exit_with_line(f"{program}: error: {' '.join(str(e).split())}", 1)
 
     app.run(guarded, flags_parser=parse_flags)
+
+
+def exit_with_line(line: str, status: int) -> None:
+    """Prints `line` on stderr as the run's last and exits with `status`.
+
+    Exit handlers still run (a worker's scratch folder is removed), but stderr is closed to
+    what comes after the line: TensorFlow's C++ runtime logs while the interpreter shuts down
+    (a multi-worker run's gRPC links to peers already gone: "failed to connect to all
+    addresses"), and under load those lines landed after ours, hiding what to do next.
+    """
+    print(line, file=sys.stderr, flush=True)
+    devnull = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, sys.stderr.fileno())
+    os.close(devnull)
+    sys.exit(status)
 
 
 # The flags that name files or folders (--input_file, --output_dir, --init_checkpoint, the

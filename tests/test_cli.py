@@ -191,6 +191,44 @@ def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
     assert not (tmp_path / "records").exists()
 
 
+# A script whose run ends in `error`, with exit handlers registered as a worker's are: one that
+# removes its scratch file, and one that writes to stderr's file descriptor as TensorFlow's C++
+# runtime does while the interpreter shuts down (gRPC to a multi-worker run's lost peers).
+ENDS_WITH = """
+import atexit, os, sys
+from bert_tf import cli, errors
+scratch, error = sys.argv[1], sys.argv[2]
+sys.argv = ["run_pretraining.py"]
+atexit.register(os.remove, scratch)
+atexit.register(os.write, 2, b"E1202 00:36:01.1 grpc: failed to connect to all addresses\\n")
+def main(argv):
+    raise {"WorkerLost": errors.WorkerLost("worker 1: worker 0 stopped answering after step 7"),
+           "Preempted": errors.Preempted("stopped by SIGTERM at step 7; saved ckpt-7"),
+           "InputError": errors.InputError("--input_file=x: no such file")}[error]
+cli.run(main)
+"""
+
+
+@pytest.mark.parametrize(
+    "error, status, line",
+    [
+        ("WorkerLost", 75, "run_pretraining.py: worker 1: worker 0 stopped answering after step 7"),
+        ("Preempted", 143, "run_pretraining.py: stopped by SIGTERM at step 7; saved ckpt-7"),
+        ("InputError", 1, "run_pretraining.py: error: --input_file=x: no such file"),
+    ],
+)
+def test_the_line_a_run_ends_with_is_the_last_on_stderr_and_exit_handlers_still_run(
+    error, status, line, tmp_path
+):
+    scratch = tmp_path / "workertemp_worker_1"
+    scratch.write_text("")
+    result = run_script("-c", ENDS_WITH, str(scratch), error)
+    assert result.returncode == status, result.stderr
+    assert result.stderr.splitlines()[-1] == line, result.stderr
+    assert "grpc" not in result.stderr
+    assert not scratch.exists()
+
+
 @pytest.mark.parametrize(
     "script, flag",
     [
