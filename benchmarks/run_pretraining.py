@@ -23,6 +23,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import resource
 import subprocess
 import sys
 import time
@@ -36,6 +37,9 @@ SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768
 # CPU cores, so that one default run stays affordable (see benchmarks/README.md).
 DEFAULT_TIMED_STEPS = {"tiny": 30, "mini": 15, "small": 8, "base": 3}
 IMPLEMENTATIONS = ("ours", "keras_hub")
+# TensorFlow's CPU allocators: "bfc", which bert_tf's scripts choose on a CPU (bert_tf/cli.py),
+# and "default", TensorFlow's own choice (the C library's malloc).
+CPU_ALLOCATORS = ("bfc", "default")
 RESULT_PREFIX = "RESULT "
 # A timing taken while other processes kept more than this share of the cores busy is marked.
 BUSY_THRESHOLD = 0.1
@@ -238,6 +242,8 @@ def worker(args) -> None:
         "timed_s": timed_s,
         "seq_per_s": args.batch_size * args.timed_steps / timed_s,
         "others_busy": others_busy(before, after, timed_s),
+        # The process's peak resident memory (Linux counts KiB), warm-up and timed steps.
+        "peak_mib": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         "tensorflow": tf.__version__,
         "keras": keras.__version__,
     }
@@ -247,7 +253,22 @@ def worker(args) -> None:
 # The driver. --------------------------------------------------------------------------------
 
 
-def run_worker(python: str, args, impl: str, size: str, dtype: str, xla: str) -> dict:
+def allocator_env(allocator: str) -> dict:
+    """The environment that gives a worker's TensorFlow the CPU allocator `allocator`."""
+    if allocator == "default":
+        return {"TF_CPU_ALLOCATOR_USE_BFC": "false"}
+    from bert_tf.cli import physical_memory_mb
+
+    # As bert_tf/cli.py sets it for every script.
+    return {
+        "TF_CPU_ALLOCATOR_USE_BFC": "true",
+        "TF_CPU_BFC_MEM_LIMIT_IN_MB": f"{physical_memory_mb()}",
+    }
+
+
+def run_worker(
+    python: str, args, impl: str, size: str, dtype: str, xla: str, allocator: str
+) -> dict:
     wait_until_idle(args.idle_wait_s)
     timed_steps = args.timed_steps or DEFAULT_TIMED_STEPS[size]
     command = [
@@ -264,28 +285,32 @@ def run_worker(python: str, args, impl: str, size: str, dtype: str, xla: str) ->
         f"--timed_steps={timed_steps}",
     ]
     env = dict(os.environ, KERAS_BACKEND="tensorflow", TF_CPP_MIN_LOG_LEVEL="2")
+    env.update(allocator_env(allocator))
     start = time.perf_counter()
     result = subprocess.run(command, capture_output=True, text=True, env=env)
     lines = [line for line in result.stdout.splitlines() if line.startswith(RESULT_PREFIX)]
     if result.returncode or not lines:
         tail = "\n".join(result.stderr.splitlines()[-20:])
-        sys.exit(f"{impl} {size} {dtype} xla={xla} failed (exit {result.returncode}):\n{tail}")
+        sys.exit(
+            f"{impl} {size} {dtype} xla={xla} {allocator} failed (exit {result.returncode}):\n"
+            + tail
+        )
     measured = json.loads(lines[-1][len(RESULT_PREFIX) :])
     measured["process_s"] = time.perf_counter() - start
     return measured
 
 
-def measure(python: str, args, impl: str, size: str, dtype: str, xla: str) -> dict:
+def measure(python: str, args, impl: str, size: str, dtype: str, xla: str, allocator: str) -> dict:
     """One fresh process; run again (up to --contended_retries times) while other processes
     took more than BUSY_THRESHOLD of the cores during its timed window."""
     for attempt in range(args.contended_retries + 1):
-        measured = run_worker(python, args, impl, size, dtype, xla)
+        measured = run_worker(python, args, impl, size, dtype, xla, allocator)
         if (measured["others_busy"] or 0.0) <= BUSY_THRESHOLD:
             break
         if attempt < args.contended_retries:
             print(
-                f"  {impl} {size} {dtype} xla={xla}: others kept {busy_text(measured)} of the "
-                "cores busy; measuring again",
+                f"  {impl} {size} {dtype} xla={xla} {allocator}: others kept "
+                f"{busy_text(measured)} of the cores busy; measuring again",
                 file=sys.stderr,
                 flush=True,
             )
@@ -312,10 +337,12 @@ def drive(args) -> None:
     dtypes = args.dtypes.split(",")
     xlas = {"both": ["off", "on"], "on": ["on"], "off": ["off"]}[args.xla]
     implementations = args.implementations.split(",")
+    allocators = args.cpu_allocators.split(",")
     for name, values, known in (
         ("--sizes", sizes, SIZES),
         ("--dtypes", dtypes, ("float32", "mixed_bfloat16")),
         ("--implementations", implementations, IMPLEMENTATIONS),
+        ("--cpu_allocators", allocators, CPU_ALLOCATORS),
     ):
         unknown = [v for v in values if v not in known]
         if unknown:
@@ -329,7 +356,7 @@ def drive(args) -> None:
         )
         implementations = [i for i in implementations if i != "keras_hub"]
 
-    configs = [(s, d, x) for s in sizes for d in dtypes for x in xlas]
+    configs = [(s, d, x, a) for s in sizes for d in dtypes for x in xlas for a in allocators]
     runs: dict = {}
     for repeat in range(args.repeats):
         # ABBA: the implementation that runs first alternates between repeats.
@@ -339,7 +366,7 @@ def drive(args) -> None:
                 measured = measure(pythons[impl], args, impl, *config)
                 runs.setdefault((*config, impl), []).append(measured)
                 print(
-                    f"[{repeat + 1}/{args.repeats}] {impl:9} {' '.join(config):26} "
+                    f"[{repeat + 1}/{args.repeats}] {impl:9} {' '.join(config):34} "
                     f"{measured['seq_per_s']:8.2f} seq/s, others busy {busy_text(measured)} "
                     f"(warm-up {measured['warmup_s']:.1f} s, "
                     f"process {measured['process_s']:.1f} s)",
@@ -348,6 +375,7 @@ def drive(args) -> None:
                 )
     print_table(args, configs, implementations, runs)
     print_targets(configs, runs)
+    print_allocators(configs, implementations, runs)
 
 
 def busy_text(measured: dict) -> str:
@@ -365,14 +393,15 @@ def print_table(args, configs, implementations, runs) -> None:
     )
     print(FLOPS_FORMULA)
     header = (
-        f"{'size':6} {'dtype':15} {'xla':4} {'impl':10} {'batch':>5} {'best seq/s':>11} "
-        f"{'worst seq/s':>12} {'GFLOP/s':>8} {'warm-up s':>10} {'others':>7} {'ours/peer':>10}"
+        f"{'size':6} {'dtype':15} {'xla':4} {'alloc':7} {'impl':10} {'batch':>5} "
+        f"{'best seq/s':>11} {'worst seq/s':>12} {'GFLOP/s':>8} {'warm-up s':>10} "
+        f"{'peak MiB':>9} {'others':>7} {'ours/peer':>10}"
     )
     print(header)
     print("-" * len(header))
     contended = False
     for config in configs:
-        size, dtype, xla = config
+        size, dtype, xla, allocator = config
         layers, hidden = SIZES[size]
         best = {
             impl: max(r["seq_per_s"] for r in runs[(*config, impl)]) for impl in implementations
@@ -384,6 +413,7 @@ def print_table(args, configs, implementations, runs) -> None:
                 layers, hidden, args.seq_length, args.max_predictions, next_sentence=impl == "ours"
             )
             warmup = min(r["warmup_s"] for r in measured)
+            peak = max(r["peak_mib"] for r in measured)
             busiest = max(measured, key=lambda r: r["others_busy"] or 0.0)
             mark = " "
             if (busiest["others_busy"] or 0.0) > BUSY_THRESHOLD:
@@ -392,43 +422,62 @@ def print_table(args, configs, implementations, runs) -> None:
             if impl == "ours" and len(best) == 2:
                 ratio = f"{best['ours'] / best['keras_hub']:.2f}x"
             print(
-                f"{size:6} {dtype:15} {xla:4} {impl:10} {args.batch_size:5d} {max(rates):11.2f} "
-                f"{min(rates):12.2f} {max(rates) * flops / 1e9:8.1f} {warmup:10.1f} "
-                f"{busy_text(busiest):>6}{mark} {ratio:>10}"
+                f"{size:6} {dtype:15} {xla:4} {allocator:7} {impl:10} {args.batch_size:5d} "
+                f"{max(rates):11.2f} {min(rates):12.2f} {max(rates) * flops / 1e9:8.1f} "
+                f"{warmup:10.1f} {peak:9.0f} {busy_text(busiest):>6}{mark} {ratio:>10}"
             )
     print(
         "others: the largest share of the cores that other processes kept busy during a timed "
         "window"
         + ("; '!' marks rows above 10%: re-run them on a quiet machine" if contended else "")
+        + "; peak MiB: the largest peak resident memory of a process"
     )
 
 
 def print_targets(configs, runs) -> None:
-    """The issue's targets, from the best process of each size, dtype and implementation
-    over both XLA settings."""
+    """The issue's targets, from the best process of each size, dtype, allocator and
+    implementation over both XLA settings."""
 
-    def best(size: str, dtype: str, impl: str) -> float | None:
+    def best(size: str, dtype: str, allocator: str, impl: str) -> float | None:
         rates = [
             r["seq_per_s"]
-            for (s, d, _, i), measured in runs.items()
-            if (s, d, i) == (size, dtype, impl)
+            for (s, d, _, a, i), measured in runs.items()
+            if (s, d, a, i) == (size, dtype, allocator, impl)
             for r in measured
         ]
         return max(rates, default=None)
 
     print(
-        "targets (best over XLA on/off): ours >= 1.2x keras_hub in float32; mixed_bfloat16 "
-        ">= 2x our float32 on CPUs with AMX"
+        "targets (best over XLA on/off, one allocator): ours >= 1.2x keras_hub in float32; "
+        "mixed_bfloat16 >= 2x our float32 on CPUs with AMX"
     )
-    for size in dict.fromkeys(config[0] for config in configs):
-        ours, peer = best(size, "float32", "ours"), best(size, "float32", "keras_hub")
-        ours_bf16 = best(size, "mixed_bfloat16", "ours")
+    for size, allocator in dict.fromkeys((config[0], config[3]) for config in configs):
+        ours = best(size, "float32", allocator, "ours")
+        peer = best(size, "float32", allocator, "keras_hub")
+        ours_bf16 = best(size, "mixed_bfloat16", allocator, "ours")
         parts = []
         if ours and peer:
             parts.append(f"ours/keras_hub float32 {ours / peer:.2f}x")
         if ours and ours_bf16:
             parts.append(f"ours mixed_bfloat16/float32 {ours_bf16 / ours:.2f}x")
-        print(f"  {size:6} " + ("; ".join(parts) or "(nothing to compare)"))
+        print(f"  {size:6} {allocator:7} " + ("; ".join(parts) or "(nothing to compare)"))
+
+
+def print_allocators(configs, implementations, runs) -> None:
+    """Each implementation under the BFC allocator over TensorFlow's default: the best
+    sequences/s and the largest peak memory of its processes."""
+    pairs = dict.fromkeys(config[:3] for config in configs)
+    if not all((*pair, a) in configs for pair in pairs for a in CPU_ALLOCATORS):
+        return
+    print("bfc/default (bert_tf's scripts' CPU allocator over TensorFlow's): seq/s, peak memory")
+    for pair in pairs:
+        parts = []
+        for impl in implementations:
+            bfc, default = (runs[(*pair, a, impl)] for a in CPU_ALLOCATORS)
+            speed = max(r["seq_per_s"] for r in bfc) / max(r["seq_per_s"] for r in default)
+            memory = max(r["peak_mib"] for r in bfc) / max(r["peak_mib"] for r in default)
+            parts.append(f"{impl} {speed:.2f}x, {memory:.2f}x")
+        print(f"  {' '.join(pair):26} " + "; ".join(parts))
 
 
 def main(argv=None) -> None:
@@ -437,6 +486,12 @@ def main(argv=None) -> None:
     parser.add_argument("--dtypes", default="float32,mixed_bfloat16")
     parser.add_argument("--xla", default="both", choices=["both", "on", "off"])
     parser.add_argument("--implementations", default=",".join(IMPLEMENTATIONS))
+    parser.add_argument(
+        "--cpu_allocators",
+        default="bfc",
+        help="TensorFlow's CPU allocators to measure: bfc (what bert_tf's scripts choose), "
+        "default (TensorFlow's), or bfc,default",
+    )
     parser.add_argument("--batch_size", type=int, default=8)
     parser.add_argument("--seq_length", type=int, default=128)
     parser.add_argument("--max_predictions", type=int, default=20)

@@ -113,12 +113,13 @@ def cli_env(**settings: str) -> dict:
     return {**env, **settings}
 
 
-def tf_cpp_min_log_level_after_importing_cli(env: dict) -> str:
-    code = "import os, bert_tf.cli; print(os.environ['TF_CPP_MIN_LOG_LEVEL'])"
+def variable_after_importing_cli(name: str, env: dict) -> str | None:
+    code = f"import os, bert_tf.cli; print(os.environ.get({name!r}, 'unset'))"
     result = subprocess.run(
         [sys.executable, "-c", code], cwd=REPO, env=env, capture_output=True, text=True
     )
-    return succeeded(result).stdout.strip()
+    value = succeeded(result).stdout.strip()
+    return None if value == "unset" else value
 
 
 def test_importing_cli_drops_only_tensorflows_info_lines_unless_the_user_chose():
@@ -126,8 +127,25 @@ def test_importing_cli_drops_only_tensorflows_info_lines_unless_the_user_chose()
 
     # Without an accelerator, its errors too: a healthy run's there are about absent devices.
     expected = "1" if accelerator_present() else "3"
-    assert tf_cpp_min_log_level_after_importing_cli(cli_env()) == expected
-    assert tf_cpp_min_log_level_after_importing_cli(cli_env(TF_CPP_MIN_LOG_LEVEL="0")) == "0"
+    assert variable_after_importing_cli("TF_CPP_MIN_LOG_LEVEL", cli_env()) == expected
+    level = variable_after_importing_cli("TF_CPP_MIN_LOG_LEVEL", cli_env(TF_CPP_MIN_LOG_LEVEL="0"))
+    assert level == "0"
+
+
+def test_on_a_cpu_scripts_use_tensorflows_bfc_allocator_up_to_all_memory_unless_the_user_chose():
+    from bert_tf.cli import accelerator_present, physical_memory_mb
+
+    if accelerator_present():
+        pytest.skip("this machine has an accelerator: TensorFlow's default allocator stays")
+    mine = {"TF_CPU_ALLOCATOR_USE_BFC", "TF_CPU_BFC_MEM_LIMIT_IN_MB"}
+    shell = {name: value for name, value in cli_env().items() if name not in mine}
+    assert variable_after_importing_cli("TF_CPU_ALLOCATOR_USE_BFC", shell) == "true"
+    # Not BFC's own 64 GiB: a machine with more gives a run all of it, as malloc would.
+    limit = variable_after_importing_cli("TF_CPU_BFC_MEM_LIMIT_IN_MB", shell)
+    assert int(limit) == physical_memory_mb() > 1024
+    chosen = {**shell, "TF_CPU_ALLOCATOR_USE_BFC": "false", "TF_CPU_BFC_MEM_LIMIT_IN_MB": "512"}
+    assert variable_after_importing_cli("TF_CPU_ALLOCATOR_USE_BFC", chosen) == "false"
+    assert variable_after_importing_cli("TF_CPU_BFC_MEM_LIMIT_IN_MB", chosen) == "512"
 
 
 def test_a_healthy_run_without_a_gpu_prints_no_cuinit_error(tmp_path):

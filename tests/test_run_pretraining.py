@@ -415,6 +415,24 @@ def test_multi_worker_mirrored_with_two_local_workers_writes_one_checkpoint(setu
     assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
 
 
+def test_the_allocator_scripts_choose_on_a_cpu_changes_no_weight(setup, tmp_path):
+    # bert_tf/cli.py picks TensorFlow's BFC allocator on a CPU for its speed alone: every
+    # trained weight and optimizer slot is bit for bit what TensorFlow's default allocator gives.
+    checkpoints = {}
+    for bfc in ("true", "false"):
+        output_dir = tmp_path / f"bfc_{bfc}"
+        args = pretraining_args(setup, output_dir, init_checkpoint=setup["init_checkpoint"])
+        result = run_script(*args, env={"TF_CPU_ALLOCATOR_USE_BFC": bfc}, fresh=True)
+        assert result.returncode == 0, result.stderr
+        checkpoints[bfc] = tf.train.load_checkpoint(str(output_dir / "ckpt-6"))
+    names = sorted(checkpoints["true"].get_variable_to_shape_map())
+    assert sorted(checkpoints["false"].get_variable_to_shape_map()) == names
+    assert any("_trainable_variables/" in name for name in names)
+    for name in names:
+        a, b = (checkpoints[bfc].get_tensor(name) for bfc in ("true", "false"))
+        np.testing.assert_array_equal(a, b, err_msg=name)
+
+
 @pytest.mark.slow  # four runs of two workers
 @pytest.mark.parametrize("files", [1, 2], ids=["data_sharded", "file_sharded"])
 def test_two_workers_restarted_from_a_checkpoint_end_as_an_uninterrupted_run(
