@@ -40,8 +40,14 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "1" if accelerator_present() else 
 
 
 def physical_memory_mb() -> int:
-    """This machine's memory in MiB (Linux and macOS)."""
+    """This machine's memory in MiB (on Linux)."""
     return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") // (1 << 20)
+
+
+def uses_bfc_allocator_by_default() -> bool:
+    """Whether scripts choose TensorFlow's BFC allocator here: on Linux without an accelerator,
+    where it was measured."""
+    return sys.platform.startswith("linux") and not accelerator_present()
 
 
 # Also read when TensorFlow loads. On a CPU, TensorFlow's default allocator is the C library's
@@ -50,9 +56,8 @@ def physical_memory_mb() -> int:
 # step. TensorFlow's BFC allocator keeps freed blocks for the next step: 1.14x (Mini) and 1.41x
 # (Tiny) the sequences/s of pre-training at batch 32 for 6-10% more peak memory, the same
 # weights (benchmarks/README.md). Its memory limit (64 GiB unless set) becomes the machine's,
-# so that it refuses nothing malloc would give. Not on an accelerator's host, where it was not
-# measured; a user's setting wins.
-if not accelerator_present():
+# so that it refuses nothing malloc would give. A user's setting wins.
+if uses_bfc_allocator_by_default():
     os.environ.setdefault("TF_CPU_ALLOCATOR_USE_BFC", "true")
     os.environ.setdefault("TF_CPU_BFC_MEM_LIMIT_IN_MB", str(physical_memory_mb()))
 
