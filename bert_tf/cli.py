@@ -1,9 +1,9 @@
-"""What every top-level script shares: a start-up without TensorFlow's C++ INFO lines and, on a
-CPU, with TensorFlow's BFC allocator (scripts import this module before TensorFlow), its flags
-made from its options dataclass and listed by --help, bad input (or a diverged training) as one
-line on stderr and exit status 1; a run stopped by SIGTERM or Ctrl-C as one line and exit status
-128 + the signal (143, 130); a multi-worker run that lost a worker as one line and exit status
-75 (start the group again). Each such line is the last on stderr."""
+"""What every top-level script shares: a start-up without TensorFlow's C++ INFO lines and, on
+Linux without an accelerator, with TensorFlow's BFC allocator (scripts import this module before
+TensorFlow), its flags made from its options dataclass and listed by --help, bad input (or a
+diverged training) as one line on stderr and exit status 1; a run stopped by SIGTERM or Ctrl-C
+as one line and exit status 128 + the signal (143, 130); a multi-worker run that lost a worker
+as one line and exit status 75 (start the group again). Each such line is the last on stderr."""
 
 from __future__ import annotations
 
@@ -97,13 +97,13 @@ def run(main: Callable[[list[str]], None]) -> None:
             check_path_schemes(flags.FLAGS)
             main(argv)
         except (InputError, FileNotFoundError, TrainingDiverged) as e:
-            exit_with_line(f"{program}: error: {e}", 1)
+            _exit_with_line(f"{program}: error: {e}", 1)
         except Preempted as e:
-            exit_with_line(f"{program}: {e}", SIGNAL_EXIT_STATUS_BASE + e.signal_number)
+            _exit_with_line(f"{program}: {e}", SIGNAL_EXIT_STATUS_BASE + e.signal_number)
         except WorkerLost as e:
-            exit_with_line(f"{program}: {e}", RESTART_EXIT_STATUS)
+            _exit_with_line(f"{program}: {e}", RESTART_EXIT_STATUS)
         except KeyboardInterrupt:  # Ctrl-C outside training's steps: nothing to save there
-            exit_with_line(
+            _exit_with_line(
                 f"{program}: interrupted by Ctrl-C (SIGINT)",
                 SIGNAL_EXIT_STATUS_BASE + signal.SIGINT,
             )
@@ -111,19 +111,22 @@ def run(main: Callable[[list[str]], None]) -> None:
             if not is_file_system_error(e):
                 raise
             # TensorFlow puts the path on a line of its own: one line, path included.
-            exit_with_line(f"{program}: error: {' '.join(str(e).split())}", 1)
+            _exit_with_line(f"{program}: error: {' '.join(str(e).split())}", 1)
 
     app.run(guarded, flags_parser=parse_flags)
 
 
-def exit_with_line(line: str, status: int) -> None:
+def _exit_with_line(line: str, status: int) -> None:
     """Prints `line` on stderr as the run's last and exits with `status`.
 
     Exit handlers still run (a worker's scratch folder is removed), but stderr is closed to
     what comes after the line: TensorFlow's C++ runtime logs while the interpreter shuts down
     (a multi-worker run's gRPC links to peers already gone: "failed to connect to all
     addresses"), and under load those lines landed after ours, hiding what to do next.
+    A SIGTERM from here on is ignored: it asks for the exit under way, and must not turn its
+    status into 143 (a launcher stops a lost worker's survivors as they exit with 75).
     """
+    signal.signal(signal.SIGTERM, signal.SIG_IGN)  # (kept while the interpreter shuts down)
     print(line, file=sys.stderr, flush=True)
     devnull = os.open(os.devnull, os.O_WRONLY)
     os.dup2(devnull, sys.stderr.fileno())

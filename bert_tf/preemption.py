@@ -14,7 +14,8 @@ Before training watches: building a multi-worker strategy starts TensorFlow's ru
 installs a SIGTERM handler of its own that only logs the signal (the process then trains on, as
 if never told). `sigterm_held()` around that build holds a SIGTERM back and records it after, and
 `StopFlag.watching()` turns a recorded one into a stop at the first step: every worker stops at
-that same step, saved.
+that same step, saved. After a run that stopped (`Preempted`, `WorkerLost`), a SIGTERM is recorded
+the same way: the process is on its way out, and says its line first.
 """
 
 from __future__ import annotations
@@ -25,6 +26,8 @@ import socket
 import threading
 
 import tensorflow as tf
+
+from bert_tf.errors import Preempted, WorkerLost
 
 # The signals that ask a training run to stop: the notice before a kill, and Ctrl-C.
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
@@ -76,7 +79,9 @@ class StopFlag:
     @contextlib.contextmanager
     def watching(self, signals=STOP_SIGNALS):
         """Within the block, a signal of `signals` sets the flag instead of ending the
-        process. Outside the main thread (where Python cannot take signals) it does nothing."""
+        process; after it, a SIGTERM ends the process again, unless the block ended the run
+        (`Preempted`, `WorkerLost`): then it is recorded, for a next run's first step. Outside
+        the main thread (where Python cannot take signals) it does nothing."""
         if threading.current_thread() is not threading.main_thread():
             yield self
             return
@@ -95,13 +100,23 @@ class StopFlag:
             target=self._watch, args=(reader, set(signals)), name="stop-signal", daemon=True
         )
         watcher.start()
+        stopping = False
         try:
             yield self
+        except (Preempted, WorkerLost):
+            stopping = True
+            raise
         finally:
             signal.set_wakeup_fd(previous_fd)
             for number, handler in previous.items():
-                # After training, a SIGTERM ends the process again (not recorded for none).
-                signal.signal(number, signal.SIG_DFL if handler is _record else handler)
+                if number == signal.SIGTERM and stopping:
+                    # The run is stopping, its line not yet said: a SIGTERM now (a cluster
+                    # manager stopping the survivors of a lost worker) asks for what is under
+                    # way; recorded, as one before training, it cannot kill the process first.
+                    handler = _record
+                elif handler is _record:
+                    handler = signal.SIG_DFL  # after training a SIGTERM ends the process again
+                signal.signal(number, handler)
             writer.close()  # the watcher reads the end of the stream and returns
             watcher.join()
             reader.close()

@@ -211,14 +211,16 @@ def test_ctrl_c_outside_training_is_one_line_and_the_status_of_sigint(tmp_path):
 
 # A script whose run ends in `error`, with exit handlers registered as a worker's are: one that
 # removes its scratch file, and one that writes to stderr's file descriptor as TensorFlow's C++
-# runtime does while the interpreter shuts down (gRPC to a multi-worker run's lost peers).
+# runtime does while the interpreter shuts down (gRPC to a multi-worker run's lost peers); and,
+# first to run, a SIGTERM as it exits (a launcher stopping the survivors of a lost worker).
 ENDS_WITH = """
-import atexit, os, sys
+import atexit, os, signal, sys
 from bert_tf import cli, errors
 scratch, error = sys.argv[1], sys.argv[2]
 sys.argv = ["run_pretraining.py"]
 atexit.register(os.remove, scratch)
 atexit.register(os.write, 2, b"E1202 00:36:01.1 grpc: failed to connect to all addresses\\n")
+atexit.register(os.kill, os.getpid(), signal.SIGTERM)
 def main(argv):
     raise {"WorkerLost": errors.WorkerLost("worker 1: worker 0 stopped answering after step 7"),
            "Preempted": errors.Preempted("stopped by SIGTERM at step 7; saved ckpt-7"),
@@ -235,7 +237,7 @@ cli.run(main)
         ("InputError", 1, "run_pretraining.py: error: --input_file=x: no such file"),
     ],
 )
-def test_the_line_a_run_ends_with_is_the_last_on_stderr_and_exit_handlers_still_run(
+def test_the_line_a_run_ends_with_is_the_last_on_stderr_its_status_final_and_exit_handlers_run(
     error, status, line, tmp_path
 ):
     scratch = tmp_path / "workertemp_worker_1"

@@ -11,6 +11,7 @@ BERT with dropout, two workers, a fixed seed, --resume_input.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -34,7 +35,7 @@ from conftest import (
 )
 
 from bert_tf.distribute import lost_worker
-from bert_tf.errors import RESTART_EXIT_STATUS
+from bert_tf.errors import RESTART_EXIT_STATUS, Preempted, TrainingDiverged, WorkerLost
 from bert_tf.local_cluster import restartable, run_local_cluster, worker_command
 from bert_tf.preemption import StopFlag, sigterm_held
 
@@ -195,7 +196,10 @@ def test_the_launcher_starts_the_group_again_after_a_kill_9_and_ends_as_an_unint
     assert "worker 1 was killed by SIGKILL: starting the group again (restart 1 of at most 1)" in (
         stderr
     )
-    assert "[worker 0] run_pretraining.py: worker 0: worker 1 stopped answering" in stderr
+    chief = [line for line in lines if line.startswith("[worker 0] ")]
+    assert "[worker 0] run_pretraining.py: worker 0: worker 1 stopped answering" in stderr, "".join(
+        chief[-30:]
+    )
     assert stderr.count("started worker 1 (pid") == 2
     assert (output_dir / "pretrained" / "bert_model.ckpt.index").exists()
     assert_same_weights(output_dir / f"ckpt-{STEPS}", uninterrupted)
@@ -253,6 +257,36 @@ def test_a_sigterm_while_the_strategy_is_built_stops_training_at_its_first_step(
         assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
         with flag.watching():  # a later run is not stopped by that one
             assert not flag.requested
+    finally:
+        signal.signal(signal.SIGTERM, before)
+
+
+@pytest.mark.parametrize(
+    "ending, recorded",
+    [
+        (WorkerLost("worker 0: worker 1 stopped answering"), True),
+        (Preempted("worker 0: stopped by SIGTERM at step 10"), True),
+        (TrainingDiverged("the loss is nan at step 10"), False),
+        (None, False),  # trained to the end
+    ],
+)
+def test_a_sigterm_after_the_run_stopped_waits_until_its_line_is_said(ending, recorded):
+    # A cluster manager stops a lost worker's survivors with SIGTERM at once, while each is on
+    # its way out with the line saying how to resume: the signal must not end it first.
+    before = signal.getsignal(signal.SIGTERM)
+    try:
+        flag = StopFlag()
+        with contextlib.suppress(type(ending) if ending else ()), flag.watching():
+            if ending:
+                raise ending
+        if recorded:
+            assert signal.getsignal(signal.SIGTERM) is not signal.SIG_DFL  # (else it would kill)
+            signal.pthread_kill(threading.main_thread().ident, signal.SIGTERM)
+            time.sleep(0.1)  # (recorded: still alive)
+            with flag.watching():  # held for a next run, as one before training
+                assert flag.signal_name == "SIGTERM"
+        else:  # a run that ended otherwise: a SIGTERM ends the process again
+            assert signal.getsignal(signal.SIGTERM) is signal.SIG_DFL
     finally:
         signal.signal(signal.SIGTERM, before)
 
