@@ -463,7 +463,7 @@ def test_table5_base_fine_tunes_the_ltr_model_with_a_bilstm(tmp_path: Path):
     assert all("_ltr_" in line for line in bilstm)
 
 
-def laptop_dry_run(size: str, tmp_path: Path) -> str:
+def laptop_dry_run(size: str, tmp_path: Path, tables: str = "all") -> str:
     """reproduce.py --dry_run at a laptop size, on stand-ins for ../shared/data's folders."""
     for folder in ("books", "glue/RTE", "glue/MRPC", "glue/SST-2", "squad", "conll"):
         (tmp_path / "data" / folder).mkdir(parents=True)
@@ -474,7 +474,7 @@ def laptop_dry_run(size: str, tmp_path: Path) -> str:
         **{f"{name.upper()}_DIR": str(tmp_path / "data" / name) for name in ("squad", "conll")},
     }
     script = str(REPO / "scripts" / "paper" / "reproduce.py")
-    command = [sys.executable, script, "--tables=all", f"--size={size}", "--dry_run"]
+    command = [sys.executable, script, f"--tables={tables}", f"--size={size}", "--dry_run"]
     command.append(f"--output_dir={tmp_path / 'out'}")
     result = subprocess.run(command, env=env, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
@@ -553,6 +553,52 @@ def test_long40k_fine_tunes_table_8s_ner_three_times_per_row_and_rate(tmp_path):
         seeds = sorted(re.search(r"--seed=(\d+) ", c).group(1) for c in fine_tuned)
         assert seeds == ["0", "0", "1", "1", "2", "2"], masking  # two rates, three restarts
         assert len(runs) - len(fine_tuned) == 3, masking
+
+
+def test_long40k_seeds_pretrains_the_readings_rows_with_seed_2_first_and_fine_tunes_each_as_its_row(
+    tmp_path,
+):
+    # Issue 94: the spread of a cell holds the pre-training's own variance, not only fine-tuning's.
+    commands = laptop_dry_run("long40k", tmp_path, tables="seeds").splitlines()
+    pretraining = [c for c in commands if "run_pretraining.py" in c and "--do_train" in c]
+    names = [re.search(r"--output_dir=\S*/pretraining/(\S+) ", c).group(1) for c in pretraining]
+    recipe = "L-4_H-128_A-2_{}_warmup4000_seed2"
+    assert names == [
+        recipe.format("mlm_nsp_0.8_0.1_0.1"),  # Table 5's BERT, Table 8's 80/10/10
+        recipe.format("mlm_0.8_0.1_0.1"),  # No NSP
+        recipe.format("mlm_nsp_1.0_0.0_0.0"),  # Table 8's 100/0/0
+        recipe.format("ltr_0.8_0.1_0.1"),  # LTR & No NSP, the longest, last
+    ]
+    assert all("--seed=2 " in c for c in pretraining)
+    # The same records as the first seed's: the data steps' seeds do not change.
+    train_data = [c for c in commands if "create_pretraining_data.py" in c and "train.tf" in c]
+    assert len(train_data) == 2 and all("--random_seed=12345 " in c for c in train_data)
+    # Every pre-training before any fine-tuning.
+    first_fine_tuning = next(i for i, c in enumerate(commands) if "run_classifier.py" in c)
+    assert first_fine_tuning > max(commands.index(c) for c in pretraining)
+    # Each fine-tuned as its row at long40k: QNLI 3 restarts x 2 rates, +BiLSTM on LTR's
+    # second seed, Table 8's NER columns 3 restarts for the two maskings only.
+    qnli = [c for c in commands if "--task_name=QNLI " in c and "--bilstm" not in c]
+    assert len(qnli) == 3 * 6
+    assert any("--bilstm" in c and "ltr_0.8_0.1_0.1_warmup4000_seed2/" in c for c in commands)
+    ner = [c for c in commands if "run_ner.py" in c]
+    assert {re.search(r"pretraining/(\S+?)/", c).group(1) for c in ner} == {
+        recipe.format("mlm_nsp_0.8_0.1_0.1"), recipe.format("mlm_nsp_1.0_0.0_0.0")
+    }  # fmt: skip
+    assert len(ner) == 2 * (2 * 3 + 3)  # fine-tuned at two rates and feature-based, 3 restarts
+
+
+def test_a_seeded_run_is_named_by_its_seed_and_read_back_from_its_name():
+    from reproduction.pretraining import Pretraining
+
+    first = Pretraining("L-4_H-128_A-2", warmup_steps=4000)
+    second = Pretraining("L-4_H-128_A-2", warmup_steps=4000, seed=2)
+    assert (
+        first.name == "L-4_H-128_A-2_mlm_nsp_0.8_0.1_0.1_warmup4000"
+    )  # the first seed's: as before
+    assert second.name == first.name + "_seed2"
+    assert Pretraining.from_name(second.name) == (second, 0)
+    assert Pretraining.from_name(f"{second.name}_step8000") == (second, 8000)
 
 
 def test_long40k_fine_tunes_table_5s_qnli_three_times_per_row_and_rate(tmp_path):
@@ -794,9 +840,9 @@ def test_reproduce_takes_the_papers_tables_and_ours_by_name(tmp_path: Path):
     result = run_script("scripts/paper/reproduce.py", "--tables=table5,table9", *flags)
     line = error_line(result, "reproduce.py")
     assert line.endswith("--tables=table5,table9; unknown table9, expected some of table1, "
-                         "table2, table3, table4, table5, table6, table7, table8, figure5, domain "
-                         "or all")  # fmt: skip
-    # `all` is the paper's tables; ours (domain) only by name.
+                         "table2, table3, table4, table5, table6, table7, table8, figure5, domain, "
+                         "seeds or all")  # fmt: skip
+    # `all` is the paper's tables; ours (domain, seeds) only by name.
     assert "# domain" not in succeeded(run_script("scripts/paper/reproduce.py", "--tables=all",
                                                   *flags)).stdout  # fmt: skip
 

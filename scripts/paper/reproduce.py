@@ -43,7 +43,7 @@ from reproduction.domain import domain
 from reproduction.pretraining import tokens_seen, write_results
 from reproduction.runner import Runner, platform_flags
 from reproduction.scales import LAPTOP_SIZES, scale_named
-from reproduction.tables import BUILDERS, Context
+from reproduction.tables import BUILDERS, Context, seeds
 
 from bert_tf import cli, filesystem
 from bert_tf.errors import InputError
@@ -51,15 +51,16 @@ from bert_tf.options import Options, check_options, one_of, option, options, som
 
 # The sizes: small, long and long40k run on a laptop's CPU, base and large are the paper's.
 SIZES = ("small", "long", "long40k", "base", "large")
-# Beyond the paper's tables (not in `all`): continued pre-training on a domain (laptop sizes).
-EXTRA = {"domain": domain}
+# Beyond the paper's tables (not in `all`): continued pre-training on a domain (laptop sizes);
+# the readings' rows pre-trained with more seeds (`long40k`).
+EXTRA = {"domain": domain, "seeds": seeds}
 RUNNABLE = BUILDERS | EXTRA
 
 
 @options
 class ReproduceOptions(Options):
     tables: str = option(
-        "all", "Comma-separated: table1..8, figure5, or all (the paper's); domain (ours)."
+        "all", "Comma-separated: table1..8, figure5, or all (the paper's); domain, seeds (ours)."
     )
     size: str = option(
         None, "small, long, long40k (laptop CPUs), base or large.", one_of(*SIZES), required=True

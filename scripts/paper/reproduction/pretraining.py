@@ -43,6 +43,9 @@ class Pretraining:
     learning_rate: float = 0.0
     # Its warm-up steps, where not the scale's share (Tables 6 and 8 at `long40k`); 0: that.
     warmup_steps: int = 0
+    # run_pretraining.py's --seed (initial weights, dropout, record order): a second seed of
+    # the same records and recipe measures the pre-training's own variance.
+    seed: int = 1
 
     @property
     def hidden_size(self) -> int:
@@ -58,6 +61,7 @@ class Pretraining:
             + (f"_{self.steps}steps" if self.steps else "")
             + (f"_lr{self.learning_rate:g}" if self.learning_rate else "")
             + (f"_warmup{self.warmup_steps}" if self.warmup_steps else "")
+            + (f"_seed{self.seed}" if self.seed != 1 else "")
         )
 
     @classmethod
@@ -68,17 +72,17 @@ class Pretraining:
         found = re.fullmatch(_NAME, name)
         if not found:
             return None
-        shape, objective, masking, cased, steps, learning_rate, warmup, kept = found.groups()
+        shape, objective, masking, cased, steps, learning_rate, warmup, seed, kept = found.groups()
         run = cls(
             shape, objective, masking.replace("_", ","), int(steps or 0), bool(cased),
-            float(learning_rate or 0), int(warmup or 0),
+            float(learning_rate or 0), int(warmup or 0), int(seed or 1),
         )  # fmt: skip
         return run, int(kept or 0)
 
 
 _NAME = (
     r"(L-\d+_H-\d+_A-\d+)_(mlm_nsp|mlm|ltr)_([\d.]+_[\d.]+_[\d.]+)(_cased)?(?:_(\d+)steps)?"
-    r"(?:_lr([\d.e-]+))?(?:_warmup(\d+))?(?:_step(\d+))?"
+    r"(?:_lr([\d.e-]+))?(?:_warmup(\d+))?(?:_seed(\d+))?(?:_step(\d+))?"
 )
 
 
@@ -138,7 +142,7 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
             save_checkpoints_steps=min(scale.keep_checkpoint_every_n_steps, 1000),
             log_steps=max(steps // 40, 1),
             use_xla=scale.use_xla,
-            seed=1,
+            seed=run.seed,
             resume_input=True,  # a run stopped and resumed sees each record once
         )
         runner.python(f"pretraining/{run.name}", "run_pretraining.py", flags, _pretrained_done(out))
@@ -146,6 +150,7 @@ def pretrain(run: Pretraining, scale: Scale, data: Data, runner: Runner) -> str:
     # The paper's recipe, two phases (scripts/paper/pretrain_bert.sh), its settings from
     # the environment (PLATFORM, TPU_NAME, NUM_GPUS, ...).
     extra = [f"--{k}={flags[k]}" for k in ("objective", "keep_checkpoint_every_n_steps")]
+    extra += [f"--seed={run.seed}"] if run.seed != 1 else []
     runner.run(
         f"pretraining/{run.name}",
         ["bash", os.path.join(REPO, "scripts", "paper", "pretrain_bert.sh"), run.shape],
