@@ -25,7 +25,7 @@ from bert_tf.extract_features import (
 )
 from bert_tf.fileio import atomic_open, check_output_file
 from bert_tf.model_io.loading import load_checkpoint
-from bert_tf.model_io.source import ModelSource
+from bert_tf.model_io.source import ModelSource, model_do_lower_case
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.options import Options, at_least, check_options, option, options, positive
 from bert_tf.tokenization import FullTokenizer, require_tokens
@@ -53,8 +53,10 @@ class ExtractFeaturesOptions(Options):
         None, "The pre-trained checkpoint (bert_model.ckpt), or a Hugging Face BERT directory."
     )
     vocab_file: str = option(None, "The vocabulary the model was trained on.", required=True)
-    do_lower_case: bool = option(
-        True, "Lower-case the input: True for uncased models, False for cased ones."
+    do_lower_case: bool | None = option(
+        None,
+        "Lower-case the input: True for uncased models, False for cased ones (default: as the "
+        "model's files, name or vocab say, else True).",
     )
     batch_size: int = option(32, "Batch size for predictions.", positive)
     use_tpu: bool = option(False, "Run on the TPU named by --master.")
@@ -88,9 +90,8 @@ def extract_features(options: ExtractFeaturesOptions) -> None:
     source = ModelSource(options.init_checkpoint) if options.init_checkpoint else None
     config = read_config(options, source)
     layer_indexes = parse_layer_indexes(options.layers, config.num_hidden_layers)
-    if source is not None:  # the flag against what the model's files and name say
-        source.do_lower_case(options.do_lower_case, "--init_checkpoint")
-    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)
+    do_lower_case = model_do_lower_case(source, options.do_lower_case, options.vocab_file)
+    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=do_lower_case)
     require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
     examples = read_examples(options.input_file)

@@ -46,11 +46,20 @@ def script_flags() -> dict:
     return json.loads(result.stdout.splitlines()[-1])
 
 
+# The one default that departs from the original's, by design (issue 93): where a script reads a
+# model, --do_lower_case unset asks the model (its files, its released name, its vocab) and only
+# then takes the original's True (tests/test_casing.py), so that a cased model is not lower-cased
+# silently; given, it means what the original's does.
+ASKS_THE_MODEL = {"run_classifier", "run_squad", "run_ner", "run_swag", "extract_features"}
+
+
 @pytest.mark.parametrize("script", list(ORIGINAL))
 def test_the_originals_flags_keep_their_names_types_and_defaults(script, script_flags):
     ours = {name: flag[:2] for name, flag in script_flags[script].items()}
     for name, (kind, default) in ORIGINAL[script].items():
         assert name in ours, f"{script}.py lacks the original's --{name}"
+        if name == "do_lower_case" and script in ASKS_THE_MODEL:
+            default = None
         assert ours[name] == [kind, default], f"{script}.py --{name}"
 
 

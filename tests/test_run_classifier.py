@@ -340,8 +340,11 @@ def test_sts_b_is_regression_with_pearson_and_spearman(setup, tmp_path):
             {"--max_seq_length": "100"},
             "--max_seq_length=100 is longer than max_position_embeddings=64",
         ),  # noqa: E501
-        (
-            {"--init_checkpoint": "models/cased_L-12_H-768_A-12/bert_model.ckpt"},
+        (  # unset, the flag asks the model: only a casing given against its name is an error
+            {
+                "--init_checkpoint": "models/cased_L-12_H-768_A-12/bert_model.ckpt",
+                "--do_lower_case": "true",
+            },
             "--do_lower_case=True does not match --init_checkpoint",
         ),
         ({"--data_dir": "/nonexistent"}, "/nonexistent/train.tsv: no such file"),

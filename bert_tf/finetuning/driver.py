@@ -45,7 +45,12 @@ from bert_tf.finetuning.output_dir import (
 )
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.input_pipeline import record_dataset
-from bert_tf.model_io.source import LABELS_FILE, ModelSource, write_task_model_files
+from bert_tf.model_io.source import (
+    LABELS_FILE,
+    ModelSource,
+    model_do_lower_case,
+    write_task_model_files,
+)
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
 from bert_tf.runtime import build_trainer, train
@@ -237,11 +242,13 @@ def load_model_files(
     options: FineTuningOptions, source: ModelSource | None = None
 ) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
-    (casing against `source`, --init_checkpoint's files and name; max_seq_length against the
-    positions); a checkpoint pre-trained left to right keeps its causal attention, and a rerun
-    in an output_dir that holds a checkpoint takes the config it was fine-tuned with."""
-    if source is not None:  # the flag against what the model's files and name say
-        source.do_lower_case(options.do_lower_case, "--init_checkpoint")
+    (the casing decided from `source`, --init_checkpoint's files, name and vocab, and the
+    flag; max_seq_length against the positions); a checkpoint pre-trained left to right
+    keeps its causal attention, and a rerun in an output_dir that holds a checkpoint takes the
+    config it was fine-tuned with."""
+    # Decided once, from the model's files, name and vocab and the flag: every task's
+    # tokenizer, records, task_model.json and export take this value.
+    options.do_lower_case = model_do_lower_case(source, options.do_lower_case, options.vocab_file)
     config = BertConfig.from_json_file(options.bert_config_file)
     config.check_sequence_length(options.max_seq_length, options.bert_config_file)
     tokenizer = FullTokenizer(options.vocab_file, do_lower_case=options.do_lower_case)

@@ -25,10 +25,10 @@ class FineTuningOptions(TrainingOptions):
     vocab_file: str = option(
         None, "The vocabulary file that the BERT model was trained on.", required=True
     )
-    do_lower_case: bool = option(
-        True,
+    do_lower_case: bool | None = option(
+        None,
         "Whether to lower case the input text. Should be True for uncased models and False for "
-        "cased models.",
+        "cased models (default: as the model's files, name or vocab say, else True).",
     )
     do_predict: bool = option(False, "Whether to run the model in inference mode on the test set.")
     predict_batch_size: int = option(8, "Total batch size for predict.", positive)

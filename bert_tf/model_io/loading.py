@@ -262,8 +262,9 @@ def load_model_directory(
         raise InputError(f"{where}cannot build a {cls.__name__} ({first_line(e)})") from None
     report = load_checkpoint(model, source, encoder_only)
     _check_heads(model, report, require_heads or (own and not encoder_only))
-    casing = source.do_lower_case(do_lower_case)
-    return ModelDirectory(model, source.vocab_file or vocab_file, casing, source.labels, report)
+    vocab_file = source.vocab_file or vocab_file
+    casing = source.do_lower_case(do_lower_case, vocab_file=vocab_file)
+    return ModelDirectory(model, vocab_file, casing, source.labels, report)
 
 
 def _check_head_class(directory: str, asked: type, saved: type, said: str) -> None:

@@ -29,6 +29,7 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.fileio import atomic_open, atomic_write_text, read_text
 from bert_tf.model_io import checkpoints, hf_format
+from bert_tf.text.casing import decide_do_lower_case
 from bert_tf.tokenization import checkpoint_model_name, released_model_do_lower_case
 
 logger = logging.getLogger(__name__)
@@ -179,12 +180,12 @@ class ModelSource:
                 return labels
         return None
 
-    def do_lower_case(self, given: bool | None = None, flag: str = "") -> bool:
-        """Whether the model lower-cases its text, by one rule: its own files (task_model.json,
-        tokenizer_config.json), else its name as the original's
-        `validate_case_matches_checkpoint` reads it, else `given` (a casing flag; None: ask
-        the model), else True (logged). Raises `InputError` where `given` contradicts the
-        files or name (`flag`: the option that named this model)."""
+    def do_lower_case(
+        self, given: bool | None = None, flag: str = "", vocab_file: str | None = None
+    ) -> bool:
+        """Whether the model lower-cases its text, by `text.casing`'s rule on its evidence: its
+        files (task_model.json, tokenizer_config.json), its name, its vocab (`vocab_file`, the
+        one its text is tokenized with, else its own), then `given` (the flag; None: ask)."""
         tokenizer = os.path.join(self.directory, hf_format.TOKENIZER_CONFIG_FILE)
         name = checkpoint_model_name(self.path) or os.path.basename(self.directory.rstrip("/"))
         if self.description is not None:
@@ -195,19 +196,9 @@ class ModelSource:
         else:
             said = released_model_do_lower_case(name)
             why = f"`{name}` is a {'lower-cased' if said else 'cased'} model, so"
-        if said is None:
-            if given is None:
-                logger.info(
-                    "%s: do_lower_case=True assumed (pass False for a cased model)", self.path
-                )
-            return True if given is None else given
-        if given is not None and bool(given) != bool(said):
-            where = f"{flag}={self.path}" if flag else self.path
-            raise InputError(
-                f"--do_lower_case={given} does not match {where}: {why} do_lower_case="
-                f"{bool(said)}; pass --do_lower_case={bool(said)} to use it as it was trained"
-            )
-        return bool(said)
+        where = f"{flag}={self.path}" if flag else self.path
+        vocab = vocab_file or self.vocab_file
+        return decide_do_lower_case(given, where, said, why, vocab)
 
     def with_attention(self, config: BertConfig) -> BertConfig:
         """`config`, made causal when these weights were pre-trained left to right (their
@@ -268,6 +259,17 @@ class ModelSource:
             return None, "", []
         head = next((n for n in _head_hf_names(found[0]) if n.endswith(".weight")), "")
         return found[0], said, list(shapes.get(head, []))
+
+
+def model_do_lower_case(
+    source: ModelSource | None, given: bool | None, vocab_file: str, flag: str = "--init_checkpoint"
+) -> bool:
+    """The casing to tokenize text for the model `source` with, by `vocab_file` (the scripts'
+    --vocab_file): `ModelSource.do_lower_case`, or with no model (a run from random weights)
+    the same rule on the vocab and the flag `given` alone."""
+    if source is not None:
+        return source.do_lower_case(given, flag, vocab_file)
+    return decide_do_lower_case(given, vocab_file=vocab_file)
 
 
 def _head_hf_names(cls: type) -> list[str]:

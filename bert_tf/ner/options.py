@@ -18,10 +18,11 @@ class NerOptions(FineTuningOptions, EvalOptions, DataDirOptions, TfdsOptions):
         "The CoNLL-2003 directory: train.txt, valid.txt, test.txt (or eng.train, eng.testa, "
         "eng.testb).",
     )
-    do_lower_case: bool = redefault(
-        True,
+    do_lower_case: bool | None = redefault(
+        None,
         "Whether to lower case the input text. Should be True for uncased models and False "
-        "for cased models (the paper's NER results use cased models).",
+        "for cased models (the paper's NER results use cased models; default: as the model's "
+        "files, name or vocab say, else True).",
     )
     max_seq_length: int = redefault(
         128,
