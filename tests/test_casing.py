@@ -13,11 +13,11 @@ from conftest import CASED_VOCAB, UNCASED_VOCAB, run_script, succeeded, write_ts
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.text.casing import CASED_VOCAB_SHARE, decide_do_lower_case, vocab_is_cased
 from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.model_io.convert import convert_checkpoint
 from bert_tf.model_io.source import ModelSource
 from bert_tf.modeling import BertPretrainer, ConfigModel
+from bert_tf.text.casing import CASED_VOCAB_SHARE, decide_do_lower_case, vocab_is_cased
 
 SPECIAL = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
 WORDS = "the company said profits rose in third quarter shares fell after announcement".split()
