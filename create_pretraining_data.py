@@ -13,9 +13,10 @@ from __future__ import annotations
 import logging
 import os
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import check_output_file
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import check_output_file
 from bert_tf.options import check_options, option, options
 from bert_tf.pretraining.documents import documents_from_texts, expand_input_files, tfds_texts
 from bert_tf.pretraining.generate import (

@@ -4,7 +4,7 @@ r"""Learns a WordPiece vocab.txt from a corpus, for pre-training from scratch on
       --vocab_size=30522 --do_lower_case=True
 
 The special tokens take the released vocabularies' ids ([PAD] 0, [UNK] 100, [CLS] 101, [SEP] 102,
-[MASK] 103); see bert_tf/vocab_builder.py for the layout. Set bert_config.json's vocab_size to
+[MASK] 103); see bert_tf/text/vocab_builder.py for the layout. Set bert_config.json's vocab_size to
 the number of lines written (the learner may return a little fewer than asked).
 """
 
@@ -13,10 +13,10 @@ from __future__ import annotations
 import logging
 
 from bert_tf import cli
-from bert_tf.fileio import TextInputOptions, atomic_write_text, check_output_file
+from bert_tf.io.fileio import TextInputOptions, atomic_write_text, check_output_file
 from bert_tf.options import check_options, option, options, positive
 from bert_tf.pretraining.documents import expand_input_files
-from bert_tf.vocab_builder import build_vocab, count_words
+from bert_tf.text.vocab_builder import build_vocab, count_words
 
 
 @options

@@ -19,13 +19,14 @@ import gzip
 import hashlib
 import logging
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import TextInputOptions, atomic_open, check_output_file, decode_utf8
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import TextInputOptions, atomic_open, check_output_file, decode_utf8
 from bert_tf.options import check_options, non_negative, one_of, option, options, positive
 from bert_tf.pretraining.corpus import book_document, corpus_text, paragraph_documents
 from bert_tf.pretraining.documents import expand_input_files
-from bert_tf.progress import Progress
+from bert_tf.training.progress import Progress
 
 
 @options

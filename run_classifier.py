@@ -15,9 +15,15 @@ from __future__ import annotations
 
 from bert_tf import cli
 from bert_tf.classification.options import ClassifierOptions
-from bert_tf.classification.task import run_classifier
 
 cli.define_flags(ClassifierOptions)
 
+
+def main(options: ClassifierOptions) -> dict:
+    from bert_tf.classification.task import run_classifier  # TensorFlow: once the flags pass
+
+    return run_classifier(options)
+
+
 if __name__ == "__main__":
-    cli.run_with_options(ClassifierOptions, run_classifier)
+    cli.run_with_options(ClassifierOptions, main)

@@ -19,19 +19,25 @@ from __future__ import annotations
 
 from bert_tf import cli
 from bert_tf.ner.options import NerOptions
-from bert_tf.ner.results import PREFIXES
-from bert_tf.ner.task import run_ner
 
 cli.define_flags(NerOptions)
 
 
 def print_scores(results: dict) -> None:
     """Each split's precision, recall and F1 (conlleval's overall line)."""
+    from bert_tf.ner.results import PREFIXES
+
     for split, prefix in PREFIXES.items():
         if f"{prefix}_f1" in results:
             scores = (f"{prefix}_{name}" for name in ("precision", "recall", "f1"))
             print(f"{split}: " + ", ".join(f"{key}={results[key]:.4g}" for key in scores))
 
 
+def main(options: NerOptions) -> dict:
+    from bert_tf.ner.task import run_ner  # TensorFlow: once the flags pass
+
+    return run_ner(options)
+
+
 if __name__ == "__main__":
-    cli.run_with_options(NerOptions, run_ner, print_scores)
+    cli.run_with_options(NerOptions, main, print_scores)

@@ -14,9 +14,16 @@ At the end of training, output_dir/pretrained/ holds the model in the original f
 from __future__ import annotations
 
 from bert_tf import cli
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
+from bert_tf.pretraining.options import PretrainingOptions
 
 cli.define_flags(PretrainingOptions)
 
+
+def main(options: PretrainingOptions) -> dict:
+    from bert_tf.pretraining.run import run_pretraining  # TensorFlow: once the flags pass
+
+    return run_pretraining(options)
+
+
 if __name__ == "__main__":
-    cli.run_with_options(PretrainingOptions, run_pretraining)
+    cli.run_with_options(PretrainingOptions, main)

@@ -22,7 +22,6 @@ import json
 
 from bert_tf import cli
 from bert_tf.squad.options import SquadOptions
-from bert_tf.squad.task import run_squad
 
 cli.define_flags(SquadOptions)
 
@@ -33,5 +32,11 @@ def print_evaluation(results: dict) -> None:
         print(json.dumps(results))
 
 
+def main(options: SquadOptions) -> dict:
+    from bert_tf.squad.task import run_squad  # TensorFlow: once the flags pass
+
+    return run_squad(options)
+
+
 if __name__ == "__main__":
-    cli.run_with_options(SquadOptions, run_squad, print_evaluation)
+    cli.run_with_options(SquadOptions, main, print_evaluation)

@@ -17,9 +17,15 @@ from __future__ import annotations
 
 from bert_tf import cli
 from bert_tf.swag.options import SwagOptions
-from bert_tf.swag.task import run_swag
 
 cli.define_flags(SwagOptions)
 
+
+def main(options: SwagOptions) -> dict:
+    from bert_tf.swag.task import run_swag  # TensorFlow: once the flags pass
+
+    return run_swag(options)
+
+
 if __name__ == "__main__":
-    cli.run_with_options(SwagOptions, run_swag)
+    cli.run_with_options(SwagOptions, main)

@@ -1,5 +1,6 @@
 """Exports keras-hub's BertTextClassifier (random weights) as a raw-text SavedModel, the peer
-of `bert_tf.serving.export_classifier` in `run_classifier.py --mrpc_dev --peer_python=...`.
+of `bert_tf.classification.serving.export_classifier` in
+`run_classifier.py --mrpc_dev --peer_python=...`.
 
 Run by the peer's python (keras-hub is installed only there, see benchmarks/README.md); the
 SavedModel needs only TensorFlow and tensorflow-text to load, so the benchmark times it in the

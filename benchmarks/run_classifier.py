@@ -40,10 +40,11 @@ import tensorflow as tf
 from timing import best_rate  # benchmarks/timing.py
 
 from bert_tf.classification.objective import Classification
+from bert_tf.classification.serving import export_classifier
 from bert_tf.config import BertConfig
 from bert_tf.optimization import create_optimizer
-from bert_tf.serving import export_classifier, model_in_dtype
-from bert_tf.training import Trainer
+from bert_tf.serving.export import model_in_dtype
+from bert_tf.training.loop import Trainer
 
 SIZES = {"tiny": (2, 128), "mini": (4, 256), "small": (4, 512), "base": (12, 768)}
 VOCAB = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "sample_data", "vocab.txt")

@@ -8,7 +8,8 @@ the peer's interleaved (ABBA), and prints the best and worst of the fresh proces
 shared CPU machines vary by up to 2x between processes but only ~5% within one.
 
 - ours: `BertPretrainer` (MLM + NSP heads) trained by the real step of run_pretraining.py,
-  `bert_tf.training.Trainer.run_steps` with the original's AdamWeightDecay and global-norm clip.
+  `bert_tf.training.loop.Trainer.run_steps` with the original's AdamWeightDecay and global-norm
+  clip.
 - keras_hub: `keras_hub.models.BertMaskedLM` (BertBackbone + MaskedLMHead tied to the token
   embedding; no NSP), `model.fit` with AdamW and the same clip. keras-hub lives in its own
   environment (`--peer_python`, see benchmarks/README.md), never in bert_tf's.
@@ -168,7 +169,7 @@ def build_ours(args, features: dict):
     from bert_tf.config import BertConfig
     from bert_tf.optimization import create_optimizer
     from bert_tf.pretraining.objectives import get_objective
-    from bert_tf.training import Trainer
+    from bert_tf.training.loop import Trainer
 
     layers, hidden = SIZES[args.size]
     config = BertConfig(

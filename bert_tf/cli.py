@@ -13,7 +13,6 @@ import signal
 import sys
 from collections.abc import Callable
 
-from bert_tf import filesystem
 from bert_tf.errors import (
     RESTART_EXIT_STATUS,
     SIGNAL_EXIT_STATUS_BASE,
@@ -22,6 +21,7 @@ from bert_tf.errors import (
     TrainingDiverged,
     WorkerLost,
 )
+from bert_tf.io import filesystem
 
 
 def accelerator_present() -> bool:
@@ -194,13 +194,19 @@ def parse_flags(argv: list[str]) -> list[str]:
 def run_with_options(
     options_class, function: Callable, report: Callable[[dict], None] | None = None
 ) -> None:
-    """`run` a script whose flags are `define_flags(options_class)`: `function(options)` on
-    the options the flags give, then `report(what it returned)`."""
+    """`run` a script whose flags are `define_flags(options_class)`: the options the flags give
+    checked (`check_options`), then `function(options)`, then `report(what it returned)`. A
+    script that imports TensorFlow only in `function` says a flag error as its first line,
+    before TensorFlow's start-up lines."""
     from absl import flags
+
+    from bert_tf.options import check_options
 
     def main(argv: list[str]) -> None:
         del argv
-        results = function(options_from_flags(options_class, flags.FLAGS))
+        options = options_from_flags(options_class, flags.FLAGS)
+        check_options(options)
+        results = function(options)
         if report is not None:
             report(results)
 

@@ -17,9 +17,9 @@ import logging
 import os
 from typing import Any
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text, read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, read_text
 
 logger = logging.getLogger(__name__)
 
@@ -37,6 +37,18 @@ DEFAULTS: dict[str, Any] = {
     "initializer_range": 0.02,
 }
 KNOWN_KEYS = ("vocab_size",) + tuple(DEFAULTS)
+
+# The layers a feature-based head reads instead of fine-tuning the encoder (`BertTokenClassifier`'s
+# `feature_based`; the rows of Table 7's feature-based half, by flag value): here, beside the
+# architecture, so that run_ner.py checks its flag before TensorFlow starts.
+FEATURES = (
+    "embeddings",  # the embedding layer's output
+    "second_to_last_hidden",
+    "last_hidden",
+    "weighted_sum_last_four_hidden",
+    "concat_last_four_hidden",
+    "weighted_sum_all_layers",  # of the transformer layers (12 in BERT-BASE)
+)
 
 # "gelu" is the exact erf form the released checkpoints were trained with; "gelu_tanh" (alias
 # "gelu_new", the name other libraries use) is the approximation the original switched to later.

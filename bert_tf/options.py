@@ -81,7 +81,12 @@ def option_fields(cls: type) -> list[tuple[dataclasses.Field, type]]:
 
 def check_options(values) -> None:
     """Raises `InputError` naming the first option that is missing or whose value cannot
-    work, then runs `values.check()` (what relates several options)."""
+    work, then runs `values.check()` (what relates several options). Options checked before
+    with the same values are not checked again (a script checks them before TensorFlow
+    starts, the library function it calls on entry): a check's warning is said once."""
+    checked = dataclasses.astuple(values)
+    if getattr(values, "_checked", None) == checked:
+        return
     for field in dataclasses.fields(values):
         value = getattr(values, field.name)
         if field.metadata.get("required") and not value:
@@ -90,6 +95,7 @@ def check_options(values) -> None:
         if check is not None and value is not None:
             check(field.name, value)
     values.check()
+    values._checked = checked
 
 
 # The checks of one value. ---------------------------------------------------------------------

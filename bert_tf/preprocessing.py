@@ -17,10 +17,10 @@ import os
 import keras
 import tensorflow as tf
 
-from bert_tf import filesystem
+from bert_tf.io import filesystem
 from bert_tf.model_io.source import ModelSource
-from bert_tf.serving import MODEL_INPUTS
-from bert_tf.text_graph import InGraphTokenizer
+from bert_tf.serving.export import MODEL_INPUTS
+from bert_tf.text.text_graph import InGraphTokenizer
 
 VOCAB_ASSET = "vocab.txt"
 

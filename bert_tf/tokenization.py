@@ -25,9 +25,9 @@ import re
 import unicodedata
 from collections.abc import Iterable, Mapping
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_lines
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_lines
 
 # The released checkpoints whose vocabulary was built with / without lower-casing.
 _LOWER_CASED_MODELS = frozenset(

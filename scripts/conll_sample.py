@@ -10,13 +10,14 @@ from __future__ import annotations
 from sample_options import SampleOptions
 
 from bert_tf import cli
-from bert_tf.fileio import atomic_write_text
-from bert_tf.ner.data import read_conll_file
+from bert_tf.io.fileio import atomic_write_text
 from bert_tf.options import check_options
 
 
 def conll_sample(args: SampleOptions) -> None:
     check_options(args)
+    from bert_tf.ner.data import read_conll_file  # TensorFlow: once the flags pass
+
     conll = read_conll_file(args.input_file)
     index, lines = 0, []
     for document in conll.documents:

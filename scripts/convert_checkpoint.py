@@ -23,8 +23,6 @@ from bert_tf import cli  # first: it quiets TensorFlow's start-up, before Tensor
 # isort: split
 import logging
 
-from bert_tf.model_io.convert import convert_checkpoint
-from bert_tf.modeling import ConfigModel
 from bert_tf.options import Options, check_options, option, options
 
 
@@ -35,7 +33,8 @@ class ConvertCheckpointOptions(Options):
     do_lower_case: bool | None = option(
         None,
         "To Hugging Face: the casing written to tokenizer_config.json (default: as the input's "
-        "files or name say, else True; a value they contradict is an error).",
+        "files, name or vocab say, else True; a value its files or name contradict is an "
+        "error).",
     )
     vocab_file: str | None = option(
         None, "To Hugging Face: the vocabulary, where the input has no vocab.txt."
@@ -44,6 +43,9 @@ class ConvertCheckpointOptions(Options):
 
 def convert(options: ConvertCheckpointOptions) -> None:
     check_options(options)
+    from bert_tf.model_io.convert import convert_checkpoint  # TensorFlow: once the flags pass
+    from bert_tf.modeling import ConfigModel
+
     logging.info(
         "%s",
         convert_checkpoint(

@@ -19,14 +19,14 @@ from __future__ import annotations
 import logging
 import os
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import TextInputOptions, atomic_write_text, check_output_file, read_lines
-from bert_tf.model_io.source import ModelSource
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import TextInputOptions, atomic_write_text, check_output_file, read_lines
 from bert_tf.options import check_options, option, options, positive
 from bert_tf.pretraining.documents import expand_input_files
+from bert_tf.text.vocab_builder import count_words, extend_vocab, split_words, wordpiece_count
 from bert_tf.tokenization import BasicTokenizer, load_vocab
-from bert_tf.vocab_builder import count_words, extend_vocab, split_words, wordpiece_count
 
 # WordPiece gives a longer word [UNK] whatever the vocab holds (the original's limit).
 MAX_WORD_CHARS = 200
@@ -88,6 +88,8 @@ def listed_words(path: str, tokenizer: BasicTokenizer) -> list[str]:
 def main(options: ExtendVocabOptions) -> None:
     check_options(options)
     vocab = load_vocab(options.vocab_file)
+    from bert_tf.model_io.source import ModelSource  # TensorFlow: once the flags pass
+
     model = ModelSource(os.path.dirname(options.vocab_file) or ".")
     do_lower_case = model.do_lower_case(options.do_lower_case, "--vocab_file")
     counts = {}

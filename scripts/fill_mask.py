@@ -12,14 +12,17 @@ one line gives the `top_k` most probable tokens and their probabilities.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 import numpy as np
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.model_io.loading import load_model_directory
-from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.options import Options, check_options, option, options, positive
 from bert_tf.tokenization import FullTokenizer, require_tokens
+
+if TYPE_CHECKING:
+    from bert_tf.modeling.pretrainer import BertPretrainer
 
 
 @options
@@ -121,11 +124,13 @@ def fill_mask(
     return results
 
 
-def load_model_dir(
-    model_dir: str, do_lower_case: bool | None
-) -> tuple[BertPretrainer, FullTokenizer]:
+def load_model_dir(model_dir: str, do_lower_case: bool | None) -> tuple:
     """A `BertPretrainer` with its masked-LM head loaded, and its tokenizer, from any model
     directory that has the pre-training heads (`model_io.loading.load_model_directory`)."""
+    # TensorFlow: here, once the flags have passed their checks.
+    from bert_tf.model_io.loading import load_model_directory
+    from bert_tf.modeling.pretrainer import BertPretrainer
+
     source = load_model_directory(
         model_dir, BertPretrainer, do_lower_case=do_lower_case, require_heads=True
     )

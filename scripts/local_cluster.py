@@ -20,8 +20,8 @@ import sys
 
 from absl import flags
 
-from bert_tf.local_cluster import run_local_cluster
 from bert_tf.options import Options, check_options, non_negative, option, options, positive
+from bert_tf.training.local_cluster import run_local_cluster
 
 
 @options

@@ -17,11 +17,7 @@ from bert_tf import cli  # first: it quiets TensorFlow's start-up, before Tensor
 import logging
 import os
 
-import keras
-
 from bert_tf.config import BertConfig
-from bert_tf.model_io.checkpoints import save_original_checkpoint
-from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.options import Options, check_options, option, options
 
 
@@ -36,6 +32,11 @@ class MakeRandomBertOptions(Options):
 
 def make_random_bert(options: MakeRandomBertOptions) -> None:
     check_options(options)
+    import keras  # TensorFlow: once the flags pass
+
+    from bert_tf.model_io.checkpoints import save_original_checkpoint
+    from bert_tf.modeling.pretrainer import BertPretrainer
+
     config = BertConfig.from_json_file(options.bert_config_file)
     keras.utils.set_random_seed(options.random_seed)
     model = BertPretrainer(config)

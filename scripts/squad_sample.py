@@ -13,7 +13,7 @@ import json
 from sample_options import SampleOptions
 
 from bert_tf import cli
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io.fileio import atomic_write_text
 from bert_tf.options import check_options, option, options
 from bert_tf.squad.data import read_squad_file
 

@@ -26,7 +26,7 @@ import types
 import warnings
 
 from bert_tf import cli
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io.fileio import atomic_write_text
 from bert_tf.options import Options, check_options, non_negative, option, options, positive
 from bert_tf.pretraining.corpus import split_sentences
 

@@ -16,7 +16,7 @@ import os
 import random
 
 from bert_tf import cli
-from bert_tf.fileio import atomic_open
+from bert_tf.io.fileio import atomic_open
 from bert_tf.options import Options, check_options, non_negative, option, options
 from bert_tf.swag.data import ENDINGS, NUM_CHOICES, SPLIT_FILES
 

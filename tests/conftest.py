@@ -106,7 +106,7 @@ def sample_pretraining_records(path: Path, seq: int = 64, predictions: int = 10)
 def start_workers(args: list[str], logs: list[Path]) -> list[subprocess.Popen]:
     """`python *args` as one local multi-worker group, a worker per log file (its stderr; its
     TF_CONFIG on free ports, worker 0 the chief), as scripts/local_cluster.py starts them."""
-    from bert_tf.local_cluster import free_ports, tf_config
+    from bert_tf.training.local_cluster import free_ports, tf_config
 
     ports = free_ports(len(logs))
     return [

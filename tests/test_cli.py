@@ -38,7 +38,8 @@ SCRIPTS = [
 ]  # fmt: skip
 # Every flag of the top-level scripts, as recorded (see test_flags.py).
 RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
-# The training scripts' flags from bert_tf/runtime.py: defined in bert_tf/cli.py, not in the script.
+# The training scripts' flags from bert_tf/training/options.py: defined in bert_tf/cli.py, not
+# in the script.
 TRAINING_SCRIPTS = ["run_pretraining", "run_classifier", "run_squad", "run_ner", "run_swag"]
 RUNTIME_FLAGS = ["seed", "dtype", "distribution_strategy", "use_xla", "num_gpus", "use_tpu"]
 
@@ -120,6 +121,53 @@ def variable_after_importing_cli(name: str, env: dict) -> str | None:
     )
     value = succeeded(result).stdout.strip()
     return None if value == "unset" else value
+
+
+# Each script run with none of its flags, and the flag it says it lacks (doc_tables.py needs
+# none).
+FIRST_REQUIRED = {
+    "run_pretraining.py": "bert_config_file", "run_classifier.py": "bert_config_file",
+    "run_squad.py": "bert_config_file", "run_ner.py": "bert_config_file",
+    "run_swag.py": "bert_config_file", "extract_features.py": "input_file",
+    "create_pretraining_data.py": "output_file", "create_vocab.py": "input_file",
+    "prepare_corpus.py": "input_file", "scripts/fill_mask.py": "model_dir",
+    "scripts/make_bert_config.py": "size", "scripts/make_random_bert.py": "bert_config_file",
+    "scripts/stdlib_corpus.py": "output_file", "scripts/convert_checkpoint.py": "input",
+    "scripts/conll_sample.py": "input_file", "scripts/squad_sample.py": "input_file",
+    "scripts/swag_sample.py": "output_dir", "scripts/paper/reproduce.py": "size",
+    "scripts/paper/glue_search.py": "glue_dir",
+    "scripts/paper/plot_reproduction.py": "output_dir",
+    "scripts/paper/unigram_baseline.py": "train_records",
+    "scripts/paper/bow_baseline.py": "task_name",
+}  # fmt: skip
+
+
+def test_every_script_but_one_has_a_required_flag_listed_here():
+    assert sorted(FIRST_REQUIRED) == sorted(set(SCRIPTS) - {"scripts/paper/doc_tables.py"})
+
+
+@pytest.mark.parametrize("script", list(FIRST_REQUIRED))
+def test_a_flag_error_is_the_first_line_before_tensorflow_starts(script, tmp_path):
+    # Issue 93: run_classifier.py --task_name=MRPC printed six lines of TensorFlow's C++
+    # start-up (which no TF_CPP_MIN_LOG_LEVEL silences) before its own. The options modules
+    # import no TensorFlow; each script imports it once its flags have passed their checks.
+    result = subprocess.run(
+        [sys.executable, str(REPO / script)], cwd=tmp_path, env=cli_env(),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1, result.stderr
+    name = os.path.basename(script)
+    assert result.stderr.splitlines() == [f"{name}: error: --{FIRST_REQUIRED[script]} is required"]
+
+
+def test_run_classifier_says_its_missing_flag_first():
+    # The issue's own command.
+    result = subprocess.run(
+        [sys.executable, "run_classifier.py", "--task_name=MRPC"], cwd=REPO, env=cli_env(),
+        capture_output=True, text=True, timeout=120,
+    )  # fmt: skip
+    assert result.returncode == 1
+    assert result.stderr.splitlines()[0].startswith("run_classifier.py: error: --"), result.stderr
 
 
 def test_importing_cli_drops_only_tensorflows_info_lines_unless_the_user_chose():

@@ -12,7 +12,7 @@ import tensorflow as tf
 from conftest import ORACLE_FIXTURES, run_script
 
 from bert_tf.config import BertConfig
-from bert_tf.tfrecord import encode_example, write_records
+from bert_tf.io.tfrecord import encode_example, write_records
 
 ORACLE = ORACLE_FIXTURES / "model"
 

@@ -8,8 +8,8 @@ import pytest
 from conftest import UNCASED_VOCAB, run_script
 
 from bert_tf.errors import InputError
+from bert_tf.text.vocab_builder import extend_vocab, split_words
 from bert_tf.tokenization import FullTokenizer, load_vocab
-from bert_tf.vocab_builder import extend_vocab, split_words
 
 # A domain the released vocab splits: each word is several WordPiece tokens there.
 DOMAIN = (

@@ -1,4 +1,5 @@
-"""bert_tf.extract_features: reading lines, packing them as the original does, and the JSON lines.
+"""bert_tf.extraction.features: reading lines, packing them as the original does, and the JSON
+lines.
 
 The packing and the output format are the original's `extract_features.py` (google-research/bert):
 `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]` with segment ids 0 then 1, zero padding, the
@@ -18,7 +19,7 @@ from conftest import tiny_config_dict
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.extract_features import (
+from bert_tf.extraction.features import (
     InputExample,
     InputFeatures,
     convert_examples_to_features,
@@ -28,7 +29,7 @@ from bert_tf.extract_features import (
     read_examples,
 )
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.packing import truncate_seq_pair
+from bert_tf.text.packing import truncate_seq_pair
 from bert_tf.tokenization import FullTokenizer
 
 # Ids are positions: [PAD]=0, [UNK]=1, [CLS]=2, [SEP]=3, "is"=5, ...

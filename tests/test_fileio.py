@@ -19,7 +19,7 @@ import pytest
 from conftest import SAMPLE_DATA
 
 from bert_tf.errors import InputError
-from bert_tf.fileio import (
+from bert_tf.io.fileio import (
     atomic_open,
     atomic_write_text,
     check_output_file,
@@ -28,7 +28,7 @@ from bert_tf.fileio import (
     read_lines,
     read_text,
 )
-from bert_tf.tfrecord import encode_example, write_records
+from bert_tf.io.tfrecord import encode_example, write_records
 from bert_tf.tokenization import FullTokenizer
 
 SAMPLE_TEXT = (SAMPLE_DATA / "sample_text.txt").read_text(encoding="utf-8")
@@ -116,7 +116,7 @@ def test_strict_utf8_makes_them_an_error_naming_the_line(tmp_path):
 def read_every_kind(kind: str, path: str):
     """Each reader of a file a user gives: task data, configs, corpora, feature inputs."""
     from bert_tf.config import BertConfig
-    from bert_tf.extract_features import read_examples
+    from bert_tf.extraction.features import read_examples
     from bert_tf.ner.data import read_conll_file
     from bert_tf.squad.data import read_squad_file
     from bert_tf.swag.data import read_swag_examples
@@ -171,7 +171,7 @@ def test_an_output_path_of_the_wrong_kind_is_one_line_naming_it(tmp_path):
 def test_reading_the_umask_never_sets_it_not_even_for_a_moment(monkeypatch):
     # os.umask(0) to read it would, for that moment, make every thread's new files
     # world-writable.
-    from bert_tf import fileio
+    from bert_tf.io import fileio
 
     current = os.umask(0o022)
     os.umask(current)
@@ -227,7 +227,7 @@ BINARY_FILES = {
 def read_as_text(path) -> list[str]:
     """What the text readers make of a file: the corpus reader's lines, the whole-file decoder's
     lines, extract_features' examples and read_text's lines, which must all agree."""
-    from bert_tf.extract_features import read_examples
+    from bert_tf.extraction.features import read_examples
 
     lines = list(read_lines(path))
     with open(path, "rb") as f:
@@ -327,7 +327,7 @@ def test_utf16_cjk_text_is_refused_by_its_byte_order_mark(tmp_path):
 
 
 def read_with(reader: str, path):
-    from bert_tf.extract_features import read_examples
+    from bert_tf.extraction.features import read_examples
 
     if reader == "corpus":
         return list(read_lines(path))

@@ -17,8 +17,8 @@ from bert_tf.classification.features import (
 )
 from bert_tf.classification.processors import PROCESSORS, InputExample, get_processor
 from bert_tf.errors import InputError
-from bert_tf.input_pipeline import record_dataset
-from bert_tf.tfrecord import write_records
+from bert_tf.finetuning.input_pipeline import record_dataset
+from bert_tf.io.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
 
 MNLI_HEADER = [

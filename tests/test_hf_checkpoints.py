@@ -15,7 +15,7 @@ from safetensors.numpy import load_file, save_file
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.fileio import umask
+from bert_tf.io.fileio import umask
 from bert_tf.model_io.convert import convert_checkpoint, write_hf_directory
 from bert_tf.model_io.hf_format import hf_name, hf_names, original_names
 from bert_tf.model_io.loading import ModelDirectory, load_checkpoint

@@ -30,8 +30,8 @@ from bert_tf.modeling import (
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.packing import pack_tokens, pad_inputs
 from bert_tf.preprocessing import BertPreprocessor
+from bert_tf.text.packing import pack_tokens, pad_inputs
 from bert_tf.tokenization import FullTokenizer
 
 # The tiny model's vocab: enough words for sentiment-like sentences.
@@ -108,7 +108,7 @@ def test_a_head_the_checkpoint_lacks_is_newly_initialized_and_logged(model_dir, 
 @pytest.fixture(scope="module")
 def fine_tuned_dir(model_dir, tmp_path_factory):
     """A bert_tf fine-tuning output_dir: bert_config.json and `ckpt-7` of a classifier with
-    3 labels, saved as `bert_tf.training.Trainer` saves (the whole model, its optimizer, and
+    3 labels, saved as `bert_tf.training.loop.Trainer` saves (the whole model, its optimizer, and
     its encoder under its own name); returns (the directory, the model)."""
     output_dir = tmp_path_factory.mktemp("mnli")
     model = BertClassifier.from_pretrained(model_dir, num_labels=3)

@@ -23,7 +23,7 @@ from bert_tf.model_io.loading import ModelDirectory, load_checkpoint, load_model
 from bert_tf.model_io.source import TASK_MODEL_FILE, ModelSource, write_task_model_files
 from bert_tf.modeling import BertClassifier, BertPretrainer, BertTokenClassifier, ConfigModel
 from bert_tf.tokenization import validate_case_matches_checkpoint
-from bert_tf.training_checkpoints import TrainingCheckpoints
+from bert_tf.training.checkpoints import TrainingCheckpoints
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
 
@@ -120,7 +120,8 @@ def test_a_released_model_unzipped_without_a_state_file_loads(tmp_path):
 
 
 def test_fine_tuning_from_another_tasks_model_takes_its_encoder_only(tmp_path, caplog):
-    from bert_tf.runtime import TrainerSettings, initialize
+    from bert_tf.training.initialization import initialize
+    from bert_tf.training.options import TrainerSettings
 
     ner = BertTokenClassifier(CONFIG, 2)
     ner_dir = fine_tuned_output_dir(tmp_path / "ner", ner, "NER")
@@ -143,7 +144,8 @@ def glue_output_dir(folder, task: str, labels: list[str]) -> tuple[BertClassifie
 
 
 def initialized(model, output_dir: str, labels: list[str], tmp_path):
-    from bert_tf.runtime import TrainerSettings, initialize
+    from bert_tf.training.initialization import initialize
+    from bert_tf.training.options import TrainerSettings
 
     settings = TrainerSettings(str(tmp_path / "new"), 1e-4, {}, init_checkpoint=output_dir)
     return initialize(model, ModelSource(output_dir), settings, labels)
@@ -198,7 +200,7 @@ def test_a_task_model_file_naming_an_unknown_class_is_one_line(tmp_path, class_n
 
 
 def test_a_kept_copy_cut_short_never_looks_whole(tmp_path, monkeypatch):
-    from bert_tf import filesystem
+    from bert_tf.io import filesystem
 
     saver = TrainingCheckpoints({"model": BertClassifier(CONFIG, 2)}, str(tmp_path), 5, 2)
     real_copy = filesystem.copy
@@ -230,7 +232,8 @@ def test_a_step_saved_again_keeps_its_good_checkpoint(tmp_path, monkeypatch):
 
 
 def test_workers_other_than_the_chief_keep_no_copies_in_a_scratch_cleaned_at_start(tmp_path):
-    from bert_tf.runtime import TrainerSettings, checkpoint_settings
+    from bert_tf.training.options import TrainerSettings
+    from bert_tf.training.setup import checkpoint_settings
 
     settings = TrainerSettings(
         output_dir=str(tmp_path / "out"), learning_rate=1e-4, batch_sizes={},
@@ -251,7 +254,7 @@ def test_workers_other_than_the_chief_keep_no_copies_in_a_scratch_cleaned_at_sta
 
 
 def test_a_failed_export_leaves_the_earlier_pretrained_model_whole(tmp_path, monkeypatch):
-    from bert_tf import filesystem
+    from bert_tf.io import filesystem
     from bert_tf.pretraining.run import export_pretrained
 
     model = BertPretrainer(CONFIG)
@@ -275,7 +278,7 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, ram_url, l
     # Finding the head's class and shape reads the file's header, not its weights.
     import tensorflow as tf
 
-    from bert_tf import filesystem
+    from bert_tf.io import filesystem
     from bert_tf.model_io.loading import load_checkpoint
 
     write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), ram_url)
@@ -357,8 +360,8 @@ def test_what_a_killed_run_left_at_a_url_is_removed_as_on_a_local_disk(tmp_path,
 
     import tensorflow as tf
 
-    from bert_tf import filesystem
-    from bert_tf.fileio import atomic_write_text
+    from bert_tf.io import filesystem
+    from bert_tf.io.fileio import atomic_write_text
     from bert_tf.model_io.checkpoints import write_original_checkpoint
 
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],

@@ -34,10 +34,10 @@ from conftest import (
     tiny_config_dict,
 )
 
-from bert_tf.distribute import lost_worker
 from bert_tf.errors import RESTART_EXIT_STATUS, Preempted, TrainingDiverged, WorkerLost
-from bert_tf.local_cluster import restartable, run_local_cluster, worker_command
-from bert_tf.preemption import StopFlag, sigterm_held
+from bert_tf.training.distribute import lost_worker
+from bert_tf.training.local_cluster import restartable, run_local_cluster, worker_command
+from bert_tf.training.preemption import StopFlag, sigterm_held
 
 STEPS = 100
 PREEMPTED = 128 + signal.SIGTERM

@@ -10,8 +10,9 @@ import numpy as np
 import pytest
 from conftest import REPO, SAMPLE_DATA, tiny_config
 
+from bert_tf.config import FEATURES
 from bert_tf.errors import InputError
-from bert_tf.modeling.token_classifier import FEATURES, BertTokenClassifier
+from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.data import (
     check_tags,
     find_split_file,

@@ -14,7 +14,7 @@ from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.pretrainer import BertPretrainer
 from bert_tf.optimization import AdamWeightDecay, Lamb, WarmupLinearDecay, create_optimizer
 from bert_tf.pretraining.objectives import get_objective, pretraining_loss
-from bert_tf.training import Trainer
+from bert_tf.training.loop import Trainer
 
 ATOL = 1e-5  # the oracle README's float32 tolerance on activations and weights
 

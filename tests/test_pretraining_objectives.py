@@ -8,7 +8,7 @@ from conftest import record_batch, tiny_pretraining_config
 
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective, restore_original_tokens
-from bert_tf.training import Trainer
+from bert_tf.training.loop import Trainer
 
 CONFIG = tiny_pretraining_config()
 

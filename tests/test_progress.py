@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import logging
 
-from bert_tf.progress import Progress
+from bert_tf.training.progress import Progress
 
 
 def test_line_has_count_rate_and_eta():
@@ -22,7 +22,7 @@ def test_unknown_total_has_no_eta():
 
 def test_counted_yields_everything_and_finish_logs(caplog):
     progress = Progress("job", total=3, unit="items", every_seconds=0)
-    with caplog.at_level(logging.INFO, logger="bert_tf.progress"):
+    with caplog.at_level(logging.INFO, logger="bert_tf.training.progress"):
         assert list(progress.counted("abc")) == ["a", "b", "c"]
         progress.finish()
     assert progress.done == 3

@@ -16,13 +16,16 @@ from absl import flags
 from conftest import SAMPLE_DATA, tiny_config, write_tsv
 from test_run_classifier import mrpc_rows
 
-from bert_tf import filesystem
 from bert_tf.classification.options import ClassifierOptions
 from bert_tf.classification.task import run_classifier
 from bert_tf.config import BertConfig
-from bert_tf.fileio import atomic_write_text, read_text
-from bert_tf.pretraining.run import PretrainingOptions, run_pretraining
-from bert_tf.tfrecord import count_complete_records
+from bert_tf.extraction.features import extract_features
+from bert_tf.extraction.options import ExtractFeaturesOptions
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, read_text
+from bert_tf.io.tfrecord import count_complete_records
+from bert_tf.pretraining.options import PretrainingOptions
+from bert_tf.pretraining.run import run_pretraining
 
 
 def script(name: str):
@@ -109,9 +112,8 @@ def test_a_whole_run_with_every_path_a_url_leaves_nothing_on_the_local_disk(
     sentences = f"{root}/sentences.txt"
     atomic_write_text(sentences, "The company said profits rose.\nShares fell ||| He said.\n")
     features = f"{root}/features.jsonl"
-    features_script = script("extract_features")
-    features_script.extract_features(
-        features_script.ExtractFeaturesOptions(
+    extract_features(
+        ExtractFeaturesOptions(
             input_file=sentences, output_file=features, init_checkpoint=mrpc_dir, layers="-1",
             batch_size=2, **model,
         )

@@ -181,7 +181,7 @@ def test_the_pretraining_figure_draws_only_the_panels_with_a_finished_run(tmp_pa
     pytest.importorskip("matplotlib")
     import tensorflow as tf
 
-    from bert_tf.summaries import write_summaries
+    from bert_tf.training.summaries import write_summaries
 
     out = tmp_path / "out"
     finished = out / "pretraining" / "L-8_H-192_A-3_mlm_nsp_0.8_0.1_0.1_warmup4000"
@@ -880,7 +880,7 @@ def test_a_runs_tokens_are_its_steps_times_batch_times_its_records_mean_length(t
     from reproduction.runner import Runner
     from reproduction.scales import small_scale
 
-    from bert_tf.tfrecord import encode_example, write_records
+    from bert_tf.io.tfrecord import encode_example, write_records
 
     scale, runner = small_scale(quick=True), Runner(str(tmp_path), dry_run=True, quiet=True)
     data = Data(scale, runner, str(tmp_path))

@@ -25,7 +25,7 @@ from bert_tf.model_io.source import write_task_model_files
 from bert_tf.modeling import BertClassifier
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
-from bert_tf.training_checkpoints import TrainingCheckpoints
+from bert_tf.training.checkpoints import TrainingCheckpoints
 
 CONLL_DIR = REPO.parent / "shared" / "data" / "conll2003"
 WORDS = {

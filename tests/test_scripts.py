@@ -358,7 +358,7 @@ def test_bad_input_is_one_error_line_and_no_output_file(
 # been written: what a crash midway (a full disk, a killed job) does to the output.
 _CRASH_MIDWAY = """
 import os, runpy, sys
-import bert_tf.extract_features as lib
+import bert_tf.extraction.features as lib
 written = []
 def feature_json(*args):
     if written:

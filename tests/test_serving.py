@@ -1,4 +1,4 @@
-"""bert_tf/serving.py: an export replaces a new or empty folder or an earlier export of ours,
+"""bert_tf/serving/export.py: an export replaces a new or empty folder or an earlier export of ours,
 and refuses every other folder before any work, so that nothing a user keeps there is deleted;
 the `serve` signature that every task's SavedModel shares refuses a bad request with a message
 naming the input and its limit. (The raw-text signatures are tested with each task:
@@ -16,13 +16,14 @@ import pytest
 import tensorflow as tf
 from conftest import SAMPLE_DATA, tiny_config
 
+from bert_tf.classification.serving import export_classifier
 from bert_tf.errors import InputError
-from bert_tf.fileio import umask
+from bert_tf.io.fileio import umask
 from bert_tf.modeling import BertClassifier, BertMultipleChoice
 from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.serving import export_ner
-from bert_tf.serving import METADATA_FILE, check_export_dir, check_text_pairs, export_classifier
+from bert_tf.serving.export import METADATA_FILE, check_export_dir, check_text_pairs
 from bert_tf.squad.serving import export_squad
 from bert_tf.swag.serving import ENDINGS, export_swag
 
@@ -238,7 +239,7 @@ def test_replacing_an_export_keeps_the_old_one_until_the_new_one_is_in_place(
 ):
     import os
 
-    from bert_tf import serving
+    from bert_tf.serving import export as serving
 
     export = earlier_export(tmp_path / "export")
     real_replace = os.replace

@@ -15,7 +15,8 @@ from conftest import UNCASED_VOCAB, tiny_config_dict
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.input_pipeline import record_dataset
+from bert_tf.finetuning.input_pipeline import record_dataset
+from bert_tf.io.tfrecord import write_records
 from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
@@ -28,7 +29,6 @@ from bert_tf.swag.features import (
     record_values,
 )
 from bert_tf.swag.objective import MultipleChoice
-from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer
 
 # SWAG's released train.csv header: an unnamed index column first.

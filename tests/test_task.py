@@ -10,13 +10,13 @@ import tensorflow as tf
 from conftest import UNCASED_VOCAB, tiny_config
 
 from bert_tf.classification.objective import Classification
-from bert_tf.finetuning import run_task
+from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.task import Task
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.options import option, options, positive
-from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.runtime import EvalOptions
-from bert_tf.tfrecord import RecordSchema
+from bert_tf.text.packing import pack_tokens, pad_inputs
+from bert_tf.training.options import EvalOptions
 
 WORDS = ["the", "man", "saw", "a", "house", "near", "river", "today", "with", "his", "car"]
 PETS = ["cat", "dog"]

@@ -1,5 +1,5 @@
-"""bert_tf.text_graph: the in-graph tokenizer gives FullTokenizer's ids, and packs as
-bert_tf.packing does."""
+"""bert_tf.text.text_graph: the in-graph tokenizer gives FullTokenizer's ids, and packs as
+bert_tf.text.packing does."""
 
 from __future__ import annotations
 
@@ -13,8 +13,8 @@ from conftest import CASINGS, UNCASED_VOCAB, tokenization_cases
 
 from bert_tf import tokenization
 from bert_tf.errors import InputError
-from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.text_graph import InGraphTokenizer
+from bert_tf.text.packing import pack_tokens, pad_inputs
+from bert_tf.text.text_graph import InGraphTokenizer
 
 # Texts on which the in-graph tokenizer differs from the original; each is explained in
 # text_graph.py's docstring. Keep this empty where possible.

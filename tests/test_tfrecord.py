@@ -9,13 +9,13 @@ import pytest
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.pretraining.input_pipeline import naming_damaged_records
-from bert_tf.tfrecord import (
+from bert_tf.io.tfrecord import (
     TFRecordWriter,
     count_complete_records,
     encode_example,
     masked_crc32c,
 )
+from bert_tf.pretraining.input_pipeline import naming_damaged_records
 
 
 def test_crc32c_check_value_and_masking():

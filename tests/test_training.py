@@ -15,7 +15,7 @@ from bert_tf.model_io.loading import load_checkpoint
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.optimization import create_optimizer
 from bert_tf.pretraining.objectives import get_objective
-from bert_tf.training import Trainer
+from bert_tf.training.loop import Trainer
 
 CONFIG = tiny_pretraining_config()
 

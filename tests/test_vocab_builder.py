@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from conftest import SAMPLE_DATA
 
+from bert_tf.text.vocab_builder import build_vocab, count_words, reserved_tokens
 from bert_tf.tokenization import FullTokenizer, load_vocab
-from bert_tf.vocab_builder import build_vocab, count_words, reserved_tokens
 
 
 def test_reserved_head_matches_the_released_vocabulary():

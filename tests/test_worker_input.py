@@ -8,8 +8,8 @@ from __future__ import annotations
 import tensorflow as tf
 from tensorflow.python.data.experimental.ops.distribute import _AutoShardDataset
 
-from bert_tf import distribute
-from bert_tf.input_pipeline import record_dataset
+from bert_tf.finetuning.input_pipeline import record_dataset
+from bert_tf.training import distribute
 
 SPEC = {"input_ids": tf.io.FixedLenFeature([1], tf.int64)}
 

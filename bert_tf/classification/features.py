@@ -8,8 +8,8 @@ import dataclasses
 from collections.abc import Iterable, Iterator, Sequence
 
 from bert_tf.classification.processors import InputExample
-from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
+from bert_tf.io.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
+from bert_tf.text.packing import pack_tokens, pad_inputs
 from bert_tf.tokenization import FullTokenizer
 
 

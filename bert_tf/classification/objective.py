@@ -1,5 +1,5 @@
 """The fine-tuning loss of run_classifier.py, in the training loop's sums-and-counts form
-(bert_tf/objective.py): softmax cross-entropy over the labels, or mean squared error
+(bert_tf/training/objective.py): softmax cross-entropy over the labels, or mean squared error
 for a regression task (STS-B, which the original does not have)."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.classifier import BertClassifier
-from bert_tf.objective import FineTuningObjective, cross_entropy, unused_variables_removed
+from bert_tf.training.objective import FineTuningObjective, cross_entropy, unused_variables_removed
 
 
 class Classification(FineTuningObjective):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bert_tf.classification.processors import PROCESSORS, get_processor
 from bert_tf.finetuning.options import BilstmOptions, DataDirOptions, FineTuningOptions, TfdsOptions
 from bert_tf.options import option, options, redefault
-from bert_tf.runtime import EvalOptions
+from bert_tf.training.options import EvalOptions
 
 
 @options

@@ -14,9 +14,9 @@ import dataclasses
 import io
 import os
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_text
 from bert_tf.tokenization import convert_to_unicode
 
 

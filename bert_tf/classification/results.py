@@ -11,7 +11,7 @@ import numpy as np
 
 from bert_tf.classification.metrics import task_metrics
 from bert_tf.classification.processors import DataProcessor
-from bert_tf.fileio import atomic_open
+from bert_tf.io.fileio import atomic_open
 
 logger = logging.getLogger(__name__)
 

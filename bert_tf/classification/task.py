@@ -24,8 +24,8 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.model_io.source import LABELS_FILE
-from bert_tf.tfrecord import RecordSchema
 
 
 class GlueTask(Task):
@@ -109,7 +109,7 @@ class GlueTask(Task):
         )
 
     def export(self, model, export_dir: str) -> None:
-        from bert_tf.serving import export_classifier  # TensorFlow Text only when exporting
+        from bert_tf.classification.serving import export_classifier  # TensorFlow Text: here only
 
         export_classifier(
             model,

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from bert_tf.classification.processors import DataProcessor, InputExample
 from bert_tf.errors import InputError
-from bert_tf.tfds import load_prepared
+from bert_tf.io.tfds import load_prepared
 
 # processor name -> (tfds config, text_a feature, text_b feature or None)
 TFDS_TASKS = {

@@ -31,12 +31,9 @@ import random
 
 import numpy as np
 
-from bert_tf import filesystem
 from bert_tf.config import BertConfig
-from bert_tf.distribute import barrier, input_seed, is_chief
 from bert_tf.errors import InputError
-from bert_tf.evaluation import predict
-from bert_tf.fileio import atomic_write_text, check_writable_folder
+from bert_tf.finetuning.input_pipeline import record_dataset
 from bert_tf.finetuning.options import FineTuningOptions
 from bert_tf.finetuning.output_dir import (
     check_fine_tuned_model,
@@ -44,7 +41,9 @@ from bert_tf.finetuning.output_dir import (
     fine_tuned_config,
 )
 from bert_tf.finetuning.task import Predictions, Task
-from bert_tf.input_pipeline import record_dataset
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, check_writable_folder
+from bert_tf.io.tfrecord import write_records
 from bert_tf.model_io.source import (
     LABELS_FILE,
     ModelSource,
@@ -53,12 +52,13 @@ from bert_tf.model_io.source import (
 )
 from bert_tf.modeling.task_model import BertTaskModel
 from bert_tf.options import check_options
-from bert_tf.runtime import build_trainer, train
-from bert_tf.summaries import summary_writer, write_eval_results, write_summaries
-from bert_tf.tfrecord import write_records
 from bert_tf.tokenization import FullTokenizer, require_tokens
-from bert_tf.training import Trainer
-from bert_tf.training_checkpoints import check_checkpoint_folder
+from bert_tf.training.checkpoints import check_checkpoint_folder
+from bert_tf.training.distribute import barrier, input_seed, is_chief, make_strategy
+from bert_tf.training.evaluation import predict
+from bert_tf.training.loop import Trainer
+from bert_tf.training.setup import build_trainer, train
+from bert_tf.training.summaries import summary_writer, write_eval_results, write_summaries
 
 logger = logging.getLogger(__name__)
 
@@ -78,7 +78,7 @@ def run_task(task: Task) -> dict:
     # Before anything is read from output_dir (NER's labels.txt, say): whose model it holds.
     check_output_dir_task(options.output_dir, task.name)
     if options.export_dir:
-        from bert_tf.serving import check_export_dir  # TensorFlow Text only when exporting
+        from bert_tf.serving.export import check_export_dir  # TensorFlow Text only when exporting
 
         check_export_dir(options.export_dir, options.output_dir)
     # --init_checkpoint resolved once: its casing, attention, labels, class and weights.
@@ -103,7 +103,7 @@ def run_task(task: Task) -> dict:
         options.warmup_proportion, options.do_train,
     )  # fmt: skip
 
-    strategy = options.make_strategy()  # the first TensorFlow work
+    strategy = make_strategy(options)  # the first TensorFlow work
     settings = options.trainer_settings()
     labels = task.model_files().get(LABELS_FILE, "").splitlines()
     trainer = build_trainer(
@@ -117,7 +117,7 @@ def run_task(task: Task) -> dict:
         _train(task, trainer, settings, examples["train"], features["train"], (steps, warmup))
     results = _evaluate(task, trainer, splits, examples, features)
     if options.export_dir and is_chief(strategy):
-        from bert_tf.serving import model_in_dtype  # TensorFlow Text only when exporting
+        from bert_tf.serving.export import model_in_dtype  # TensorFlow Text only when exporting
 
         task.export(model_in_dtype(trainer.model, options.export_dtype), options.export_dir)
     for note in task.read_notes:

@@ -14,7 +14,7 @@ from bert_tf.options import (
     positive,
     proportion,
 )
-from bert_tf.runtime import TrainingOptions
+from bert_tf.training.options import TrainingOptions
 
 
 @options

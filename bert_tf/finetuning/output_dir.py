@@ -7,12 +7,12 @@ from __future__ import annotations
 import logging
 import os
 
-from bert_tf import filesystem
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.model_io.checkpoints import training_checkpoints
 from bert_tf.model_io.source import task_model_description
-from bert_tf.runtime import task_model_differences
+from bert_tf.training.initialization import task_model_differences
 
 logger = logging.getLogger(__name__)
 

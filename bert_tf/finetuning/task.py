@@ -22,10 +22,10 @@ from collections.abc import Sequence
 import numpy as np
 
 from bert_tf.config import BertConfig
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.model_io.source import ModelSource
-from bert_tf.objective import Objective
-from bert_tf.tfrecord import RecordSchema
 from bert_tf.tokenization import FullTokenizer
+from bert_tf.training.objective import Objective
 
 
 @dataclasses.dataclass

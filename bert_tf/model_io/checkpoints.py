@@ -1,6 +1,6 @@
 """TF checkpoint files: Google's original TF1 checkpoints (`bert_model.ckpt`, name-based) read
 and written, and bert_tf's training checkpoints (`ckpt-<step>` in an output_dir, object-based,
-kept copies in `kept/`; saved by `bert_tf.training_checkpoints`) listed and read. Every write
+kept copies in `kept/`; saved by `bert_tf.training.checkpoints`) listed and read. Every write
 is staged: a crash leaves no partial checkpoint under a real name, on a local disk as in a
 bucket.
 
@@ -19,9 +19,9 @@ import numpy as np
 import tensorflow as tf
 from tensorflow.core.protobuf import trackable_object_graph_pb2
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_write_text, remove_stale_temporaries, temporary_prefix
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, remove_stale_temporaries, temporary_prefix
 
 logger = logging.getLogger(__name__)
 

@@ -17,9 +17,9 @@ import re
 
 import keras
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text, staging_folder
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, staging_folder
 from bert_tf.model_io import checkpoints, hf_format
 from bert_tf.model_io.loading import ModelDirectory, load_model_directory
 from bert_tf.model_io.source import LABELS_FILE, ModelSource, write_task_model_files

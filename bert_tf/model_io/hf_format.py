@@ -25,10 +25,10 @@ import numpy as np
 import safetensors.numpy
 from safetensors import SafetensorError, safe_open
 
-from bert_tf import filesystem
 from bert_tf.config import KNOWN_KEYS, BertConfig
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open, read_text
 from bert_tf.model_io.checkpoints import listing, variable_names
 
 CONFIG_FILE = "config.json"

@@ -24,10 +24,10 @@ import os
 
 import keras
 
-from bert_tf import filesystem
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.fileio import atomic_open, atomic_write_text, read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open, atomic_write_text, read_text
 from bert_tf.model_io import checkpoints, hf_format
 from bert_tf.text.casing import decide_do_lower_case
 from bert_tf.tokenization import checkpoint_model_name, released_model_do_lower_case

@@ -14,22 +14,12 @@ from __future__ import annotations
 import keras
 from keras import ops
 
-from bert_tf.config import BertConfig
+from bert_tf.config import FEATURES, BertConfig
 from bert_tf.errors import InputError
 from bert_tf.modeling.bilstm import bilstm
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.modeling.heads import ClassifierHead
 from bert_tf.modeling.task_model import CLASSIFIER_DROPOUT, CLASSIFIER_HF_NAMES, BertTaskModel
-
-# The rows of Table 7's feature-based half, by flag value.
-FEATURES = (
-    "embeddings",  # the embedding layer's output
-    "second_to_last_hidden",
-    "last_hidden",
-    "weighted_sum_last_four_hidden",
-    "concat_last_four_hidden",
-    "weighted_sum_all_layers",  # of the transformer layers (12 in BERT-BASE)
-)
 
 
 @keras.saving.register_keras_serializable(package="bert_tf")

@@ -17,12 +17,12 @@ import io
 import os
 from collections.abc import Iterable, Sequence
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_text
+from bert_tf.io.tfds import load_prepared
 from bert_tf.model_io.source import LABELS_FILE, ModelSource
 from bert_tf.ner.tagging import detect_scheme, iob1_to_iob2, iob2_to_iob1, split_tag
-from bert_tf.tfds import load_prepared
 
 DOCSTART = "-DOCSTART-"
 # The split -> its file names in --data_dir, first found wins: the usual names, then the

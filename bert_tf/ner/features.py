@@ -18,10 +18,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
+from bert_tf.io.tfrecord import RecordSchema, int64_features
 from bert_tf.ner.data import Document
-from bert_tf.tfrecord import RecordSchema, int64_features
+from bert_tf.text.windows import doc_spans, is_max_context
 from bert_tf.tokenization import FullTokenizer
-from bert_tf.windows import doc_spans, is_max_context
 
 
 @dataclasses.dataclass

@@ -1,4 +1,4 @@
-"""The NER loss, in the training loop's sums-and-counts form (bert_tf/objective.py)."""
+"""The NER loss, in the training loop's sums-and-counts form (bert_tf/training/objective.py)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.token_classifier import BertTokenClassifier
-from bert_tf.objective import FineTuningObjective, cross_entropy, unused_variables_removed
+from bert_tf.training.objective import FineTuningObjective, cross_entropy, unused_variables_removed
 
 
 class TokenClassification(FineTuningObjective):

@@ -2,11 +2,11 @@
 
 from __future__ import annotations
 
+from bert_tf.config import FEATURES
 from bert_tf.finetuning.options import DataDirOptions, FineTuningOptions, TfdsOptions
-from bert_tf.modeling.token_classifier import FEATURES
 from bert_tf.options import one_of, option, options, positive, redefault
-from bert_tf.runtime import EvalOptions
-from bert_tf.windows import warn_of_long_stride
+from bert_tf.text.windows import warn_of_long_stride
+from bert_tf.training.options import EvalOptions
 
 
 @options

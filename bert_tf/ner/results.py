@@ -8,7 +8,7 @@ import os
 
 import numpy as np
 
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io.fileio import atomic_write_text
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import ConllFile
 from bert_tf.ner.features import InputFeatures

@@ -44,10 +44,10 @@ from collections.abc import Sequence
 import tensorflow as tf
 
 from bert_tf.ner.tagging import split_tag
-from bert_tf.serving import export_model
-from bert_tf.text_graph import CJK, PUNCTUATION, InGraphTokenizer
+from bert_tf.serving.export import export_model
+from bert_tf.text.text_graph import CJK, PUNCTUATION, InGraphTokenizer
+from bert_tf.text.windows import graph_doc_spans, graph_is_max_context
 from bert_tf.tokenization import is_chinese_char, is_punctuation
-from bert_tf.windows import graph_doc_spans, graph_is_max_context
 
 # What str.isspace() counts: \t-\r, the information separators, NEL and the Unicode separators.
 _WHITESPACE = r"[\t-\r\x{1C}-\x{1F}\x{85}\p{Z}]"

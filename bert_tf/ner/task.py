@@ -17,6 +17,7 @@ from __future__ import annotations
 from bert_tf.config import BertConfig
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.ner import results
 from bert_tf.ner.data import (
     LABELS_FILE,
@@ -34,7 +35,6 @@ from bert_tf.ner.features import (
 )
 from bert_tf.ner.objective import TokenClassification
 from bert_tf.ner.options import NerOptions
-from bert_tf.tfrecord import RecordSchema
 
 
 class NerTask(Task):

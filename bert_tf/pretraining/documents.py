@@ -5,11 +5,11 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator, Sequence
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_lines
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_lines
+from bert_tf.io.tfds import load_prepared
 from bert_tf.pretraining.corpus import split_sentences
-from bert_tf.tfds import load_prepared
 from bert_tf.tokenization import FullTokenizer
 
 # A document is a list of segments (its non-empty lines), each a list of WordPiece ids.

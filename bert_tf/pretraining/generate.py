@@ -9,15 +9,15 @@ import multiprocessing
 import random
 from collections.abc import Sequence
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.options import check_options
 from bert_tf.pretraining.documents import Document, read_documents
 from bert_tf.pretraining.instances import create_training_instances
 from bert_tf.pretraining.options import GeneratorOptions
 from bert_tf.pretraining.records import write_instances
-from bert_tf.progress import Progress
 from bert_tf.tokenization import FullTokenizer
+from bert_tf.training.progress import Progress
 
 logger = logging.getLogger(__name__)
 

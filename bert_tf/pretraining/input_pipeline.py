@@ -13,9 +13,9 @@ import contextlib
 import tensorflow as tf
 
 from bert_tf.errors import InputError, first_line
-from bert_tf.input_pipeline import RECORD_SHUFFLE_BUFFER, decode_record
+from bert_tf.finetuning.input_pipeline import RECORD_SHUFFLE_BUFFER, decode_record
+from bert_tf.io.tfrecord import count_complete_records
 from bert_tf.pretraining.dataset import feature_spec
-from bert_tf.tfrecord import count_complete_records
 
 # As the original: a few files read at once and a 100-record shuffle buffer; files are
 # themselves shuffled, which is where most of the mixing comes from.

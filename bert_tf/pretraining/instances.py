@@ -18,7 +18,7 @@ from bert_tf.pretraining.masking import (
     create_masked_lm_predictions,
 )
 from bert_tf.pretraining.options import GeneratorOptions
-from bert_tf.progress import Progress
+from bert_tf.training.progress import Progress
 
 
 @dataclasses.dataclass

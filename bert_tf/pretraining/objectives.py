@@ -1,6 +1,6 @@
 """The pre-training objectives of paper Table 5: MLM + NSP (BERT), MLM alone (No NSP), and a
 left-to-right LM (LTR & No NSP, as OpenAI GPT), all trained from the same TFRecords, in the
-training loop's sums-and-counts form (bert_tf/objective.py).
+training loop's sums-and-counts form (bert_tf/training/objective.py).
 """
 
 from __future__ import annotations
@@ -9,9 +9,8 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.pretrainer import BertPretrainer
-from bert_tf.objective import cross_entropy, unused_variables_removed
-
-OBJECTIVES = ("mlm_nsp", "mlm", "ltr")
+from bert_tf.pretraining.options import OBJECTIVES
+from bert_tf.training.objective import cross_entropy, unused_variables_removed
 
 # The original's guard against a batch without any masked-LM prediction.
 _MLM_EPSILON = 1e-5

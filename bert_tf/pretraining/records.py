@@ -1,6 +1,6 @@
 """Writing the pre-training TFRecords: the original's features, names, dtypes and padding.
 
-TensorFlow is not imported here (see bert_tf.tfrecord); `dataset` reads the records back.
+TensorFlow is not imported here (see bert_tf.io.tfrecord); `dataset` reads the records back.
 """
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ from collections.abc import Iterable, Sequence
 
 import numpy as np
 
-from bert_tf.fileio import atomic_open
+from bert_tf.io.fileio import atomic_open
+from bert_tf.io.tfrecord import RecordSchema, TFRecordWriter
 from bert_tf.pretraining.instances import TrainingInstance
-from bert_tf.tfrecord import RecordSchema, TFRecordWriter
 
 
 def instance_features(

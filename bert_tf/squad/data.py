@@ -14,10 +14,10 @@ import dataclasses
 import json
 import logging
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_text
-from bert_tf.tfds import load_prepared
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_text
+from bert_tf.io.tfds import load_prepared
 
 logger = logging.getLogger(__name__)
 

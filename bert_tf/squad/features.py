@@ -15,10 +15,10 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterator, Sequence
 
+from bert_tf.io.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
 from bert_tf.squad.data import SquadExample
-from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
+from bert_tf.text.windows import DocSpan, doc_spans, is_max_context
 from bert_tf.tokenization import FullTokenizer
-from bert_tf.windows import DocSpan, doc_spans, is_max_context
 
 FIRST_UNIQUE_ID = 1000000000
 

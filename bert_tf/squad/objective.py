@@ -1,5 +1,5 @@
 """The SQuAD fine-tuning loss of run_squad.py, in the training loop's sums-and-counts form
-(bert_tf/objective.py)."""
+(bert_tf/training/objective.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from keras import ops
 
 from bert_tf.config import BertConfig
 from bert_tf.modeling.span_labeler import BertSpanLabeler
-from bert_tf.objective import FineTuningObjective, cross_entropy, unused_variables_removed
+from bert_tf.training.objective import FineTuningObjective, cross_entropy, unused_variables_removed
 
 
 class SpanExtraction(FineTuningObjective):

@@ -5,7 +5,7 @@ from __future__ import annotations
 from bert_tf.errors import InputError
 from bert_tf.finetuning.options import BilstmOptions, FineTuningOptions, TfdsOptions
 from bert_tf.options import option, options, positive, redefault
-from bert_tf.windows import warn_of_long_stride
+from bert_tf.text.windows import warn_of_long_stride
 
 
 @options

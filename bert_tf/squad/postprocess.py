@@ -23,7 +23,7 @@ from collections.abc import Sequence
 
 import numpy as np
 
-from bert_tf.fileio import atomic_open
+from bert_tf.io.fileio import atomic_open
 from bert_tf.squad.data import SquadExample
 from bert_tf.squad.features import InputFeatures
 from bert_tf.tokenization import BasicTokenizer

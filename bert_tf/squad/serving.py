@@ -26,9 +26,9 @@ from __future__ import annotations
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf.serving import check_text_pairs, export_model
-from bert_tf.text_graph import InGraphTokenizer
-from bert_tf.windows import graph_doc_spans, graph_is_max_context
+from bert_tf.serving.export import check_text_pairs, export_model
+from bert_tf.text.text_graph import InGraphTokenizer
+from bert_tf.text.windows import graph_doc_spans, graph_is_max_context
 
 # As data.is_whitespace: where the original splits a context into words.
 _CONTEXT_WHITESPACE = r"[ \t\r\n\x{202F}]+"

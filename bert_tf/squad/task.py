@@ -14,6 +14,7 @@ import numpy as np
 from bert_tf.config import BertConfig
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.squad import evaluate
 from bert_tf.squad.data import (
     count_questions,
@@ -36,7 +37,6 @@ from bert_tf.squad.postprocess import (
     compute_predictions,
     write_predictions,
 )
-from bert_tf.tfrecord import RecordSchema
 
 # What the exported model needs of the options to featurize and post-process as the run did.
 EXPORT_SETTINGS = (

@@ -18,9 +18,9 @@ import dataclasses
 import io
 import os
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import read_text
 
 NUM_CHOICES = 4
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))

@@ -8,9 +8,9 @@ from __future__ import annotations
 import dataclasses
 from collections.abc import Iterable, Iterator
 
-from bert_tf.packing import pack_tokens, pad_inputs
+from bert_tf.io.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
 from bert_tf.swag.data import NUM_CHOICES, SwagExample
-from bert_tf.tfrecord import MODEL_INPUTS, RecordSchema, int64_features
+from bert_tf.text.packing import pack_tokens, pad_inputs
 from bert_tf.tokenization import FullTokenizer
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from bert_tf.finetuning.options import DataDirOptions, FineTuningOptions
 from bert_tf.options import options, redefault
-from bert_tf.runtime import EvalOptions
+from bert_tf.training.options import EvalOptions
 
 
 @options

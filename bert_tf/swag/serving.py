@@ -16,9 +16,9 @@ from __future__ import annotations
 
 import tensorflow as tf
 
-from bert_tf.serving import MODEL_INPUTS, check_text_pairs, export_model
+from bert_tf.serving.export import MODEL_INPUTS, check_text_pairs, export_model
 from bert_tf.swag.data import NUM_CHOICES
-from bert_tf.text_graph import InGraphTokenizer
+from bert_tf.text.text_graph import InGraphTokenizer
 
 ENDINGS = tuple(f"ending{i}" for i in range(NUM_CHOICES))
 

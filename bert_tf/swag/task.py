@@ -19,9 +19,10 @@ import numpy as np
 
 from bert_tf.classification.results import evaluation_results, softmax, write_test_results
 from bert_tf.config import BertConfig
-from bert_tf.fileio import atomic_open
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
+from bert_tf.io.fileio import atomic_open
+from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.swag.data import SwagExample, get_examples
 from bert_tf.swag.features import (
     convert_examples_to_features,
@@ -30,7 +31,6 @@ from bert_tf.swag.features import (
 )
 from bert_tf.swag.objective import MultipleChoice
 from bert_tf.swag.options import SwagOptions
-from bert_tf.tfrecord import RecordSchema
 
 logger = logging.getLogger(__name__)
 

@@ -19,7 +19,6 @@ from bert_tf import cli
 from bert_tf.classification.processors import get_processor
 from bert_tf.errors import InputError
 from bert_tf.options import Options, check_options, non_negative, option, options
-from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import BasicTokenizer
 
 
@@ -126,6 +125,8 @@ def bow_baseline(args: BowOptions) -> dict:
         "train_examples": len(train_words),
         "features": len(vocab),
     }
+    from bert_tf.training.summaries import write_eval_results  # TensorFlow: only here
+
     write_eval_results(args.output_file, results)
     print(f"bag of words, {args.task_name}, l2 {args.l2}: {results}")
     return results

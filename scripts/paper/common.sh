@@ -73,12 +73,12 @@ make_folder() {
 
 # read_file PATH: the file (local or a URL) on stdout.
 read_file() {
-  run python -c "import sys; from bert_tf.fileio import read_text; sys.stdout.write(read_text(sys.argv[1], 'text'))" "$1"
+  run python -c "import sys; from bert_tf.io.fileio import read_text; sys.stdout.write(read_text(sys.argv[1], 'text'))" "$1"
 }
 
 # write_file PATH: stdin written to the file (local or a URL), whole or not at all.
 write_file() {
-  python -c "import sys; from bert_tf.fileio import atomic_write_text; atomic_write_text(sys.argv[1], sys.stdin.read())" "$1"
+  python -c "import sys; from bert_tf.io.fileio import atomic_write_text; atomic_write_text(sys.argv[1], sys.stdin.read())" "$1"
 }
 
 # random_bert SIZE DIR: a randomly initialised BERT of SIZE (tiny, mini, ...) with the sample
@@ -88,7 +88,7 @@ random_bert() {
   [[ -f $dir/bert_model.ckpt.index ]] && return 0
   run python scripts/make_bert_config.py --size="$size" --vocab_file=sample_data/vocab.txt \
     --output_file="$dir/bert_config.json"
-  run python -c "import sys; from bert_tf.filesystem import copy; copy(*sys.argv[1:])" \
+  run python -c "import sys; from bert_tf.io.filesystem import copy; copy(*sys.argv[1:])" \
     sample_data/vocab.txt "$dir/vocab.txt"
   run python scripts/make_random_bert.py --bert_config_file="$dir/bert_config.json" \
     --output_dir="$dir"

@@ -20,7 +20,7 @@ import re
 
 from bert_tf import cli
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_write_text, read_text
+from bert_tf.io.fileio import atomic_write_text, read_text
 from bert_tf.options import Options, check_options, option, options
 
 BLOCK = re.compile(r"(<!-- begin (\w+) -->\n)(.*?)(<!-- end \2 -->)", re.S)

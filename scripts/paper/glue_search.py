@@ -29,9 +29,10 @@ import statistics
 import subprocess
 import sys
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.classification.processors import get_processor
-from bert_tf.fileio import atomic_write_text, read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text, read_text
 from bert_tf.options import Options, check_options, non_negative, option, options, positive
 
 REPO = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")

@@ -26,8 +26,9 @@ import re
 from reproduction.pretraining import Pretraining, ablation_run, table6_run
 from reproduction.scales import DEFAULT_MASKING, scale_named
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.options import Options, check_options, option, options, some_of
 
 

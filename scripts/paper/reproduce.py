@@ -45,8 +45,9 @@ from reproduction.runner import Runner, platform_flags
 from reproduction.scales import LAPTOP_SIZES, scale_named
 from reproduction.tables import BUILDERS, Context, seeds
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.options import Options, check_options, one_of, option, options, some_of
 
 # The sizes: small, long and long40k run on a laptop's CPU, base and large are the paper's.

@@ -33,10 +33,11 @@ import json
 import os
 import random
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
 from bert_tf.classification.processors import get_processor
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open, atomic_write_text, read_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open, atomic_write_text, read_text
 from bert_tf.options import Options, check_options, one_of, option, options
 from bert_tf.pretraining.corpus import split_sentences
 from bert_tf.squad.data import read_squad_file

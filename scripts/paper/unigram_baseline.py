@@ -15,28 +15,28 @@ from __future__ import annotations
 import math
 
 import numpy as np
-import tensorflow as tf
 
-from bert_tf import cli, filesystem
+from bert_tf import cli
+from bert_tf.io import filesystem
 from bert_tf.options import Options, check_options, non_negative, option, options
-from bert_tf.summaries import write_eval_results
 from bert_tf.tokenization import load_vocab
-
-PREDICTED = {
-    "masked_lm_ids": tf.io.VarLenFeature(tf.int64),
-    "masked_lm_weights": tf.io.VarLenFeature(tf.float32),
-}
 
 
 def predicted_ids(pattern: str, count: int | None = None) -> np.ndarray:
     """The ids of the tokens chosen for prediction (weight 1) in the first `count` records of
     the files `pattern` matches."""
+    import tensorflow as tf  # once the flags have passed their checks
+
+    predicted = {
+        "masked_lm_ids": tf.io.VarLenFeature(tf.int64),
+        "masked_lm_weights": tf.io.VarLenFeature(tf.float32),
+    }
     records = tf.data.TFRecordDataset(sorted(filesystem.glob(pattern)))
     if count:
         records = records.take(count)
     ids = []
     for batch in records.batch(4096):
-        parsed = tf.io.parse_example(batch, PREDICTED)
+        parsed = tf.io.parse_example(batch, predicted)
         weights = parsed["masked_lm_weights"].values.numpy()
         ids.append(parsed["masked_lm_ids"].values.numpy()[weights > 0])
     return np.concatenate(ids)
@@ -69,6 +69,8 @@ def unigram_baseline(args: UnigramOptions) -> None:
     train = predicted_ids(args.train_records, args.max_train_records)
     heldout = predicted_ids(args.heldout_records)
     results = unigram_results(train, heldout, len(load_vocab(args.vocab_file)))
+    from bert_tf.training.summaries import write_eval_results
+
     write_eval_results(args.output_file, results)
     print(f"unigram model, {len(heldout):,} held-out predictions: {results}")
 

@@ -9,8 +9,8 @@ from __future__ import annotations
 import os
 import sys
 
-from bert_tf import filesystem
 from bert_tf.classification.processors import get_processor
+from bert_tf.io import filesystem
 from reproduction.runner import REPO, Runner
 from reproduction.scales import Scale
 

@@ -15,8 +15,8 @@ from __future__ import annotations
 import json
 import os
 
-from bert_tf import filesystem
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
 from reproduction.pretraining import Model, Pretraining, random_model, table6_run
 from reproduction.runner import read_results
 from reproduction.scales import DEFAULT_MASKING

@@ -5,9 +5,9 @@ from __future__ import annotations
 import os
 import statistics
 
-from bert_tf import filesystem
 from bert_tf.classification.processors import get_processor
 from bert_tf.classification.results import prediction_files
+from bert_tf.io import filesystem
 from reproduction.datasets import Data
 from reproduction.pretraining import Model
 from reproduction.runner import Runner, read_results

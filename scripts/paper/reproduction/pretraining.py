@@ -7,8 +7,8 @@ import functools
 import os
 import re
 
-from bert_tf import filesystem
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
 from reproduction.datasets import Data
 from reproduction.runner import REPO, Runner, read_results
 from reproduction.scales import DEFAULT_MASKING, MASK_ONLY, PHASE1_STEPS, Scale

@@ -10,8 +10,8 @@ import sys
 import tempfile
 import time
 
-from bert_tf import filesystem
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
 

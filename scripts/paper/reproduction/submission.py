@@ -10,9 +10,9 @@ import io
 import os
 import zipfile
 
-from bert_tf import filesystem
 from bert_tf.classification.processors import get_processor
-from bert_tf.fileio import atomic_open, atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open, atomic_write_text
 
 # The files of a whole submission, as GLUE's server names them.
 GLUE_FILES = (

@@ -7,8 +7,8 @@ import dataclasses
 import math
 import os
 
-from bert_tf import filesystem
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
 from reproduction.datasets import Data
 from reproduction.finetuning import TABLE1_METRICS, FineTuner, mean
 from reproduction.paper_results import PAPER

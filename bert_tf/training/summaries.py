@@ -10,9 +10,9 @@ import os
 import tensorflow as tf
 from tensorflow.core.framework import summary_pb2
 
-from bert_tf import filesystem
-from bert_tf.distribute import is_chief
-from bert_tf.fileio import atomic_write_text
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
+from bert_tf.training.distribute import is_chief
 
 logger = logging.getLogger(__name__)
 

@@ -10,19 +10,26 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import logging
 import re
 from collections.abc import Iterator, Sequence
 
 import numpy as np
 import tensorflow as tf
 
-from bert_tf import filesystem
+from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.fileio import text_lines
+from bert_tf.extraction.options import ExtractFeaturesOptions
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open, text_lines
+from bert_tf.model_io.loading import load_checkpoint
+from bert_tf.model_io.source import ModelSource, model_do_lower_case
 from bert_tf.modeling.encoder import BertEncoder
-from bert_tf.packing import pack_tokens, pad_inputs
-from bert_tf.progress import Progress
-from bert_tf.tokenization import FullTokenizer, convert_to_unicode
+from bert_tf.options import check_options
+from bert_tf.text.packing import pack_tokens, pad_inputs
+from bert_tf.tokenization import FullTokenizer, convert_to_unicode, require_tokens
+from bert_tf.training.distribute import get_strategy
+from bert_tf.training.progress import Progress
 
 # As the original: a pair is split at the last " ||| " of the line (the first group is greedy).
 _PAIR = re.compile(r"^(.*) \|\|\| (.*)$")
@@ -145,3 +152,41 @@ def feature_json(feature: InputFeatures, layer_indexes: Sequence[int], values: n
         ]
         tokens.append({"token": token, "layers": layers})
     return json.dumps({"linex_index": feature.unique_id, "features": tokens})
+
+
+def extract_features(options: ExtractFeaturesOptions) -> None:
+    """Writes the layers `options.layers` of each example's tokens as JSON lines, as the
+    original's script: the config, casing and attention direction read as fine-tuning reads
+    them (`model_io.source`), the encoder loaded from --init_checkpoint."""
+    check_options(options)
+    source = ModelSource(options.init_checkpoint) if options.init_checkpoint else None
+    config = BertConfig.from_json_file(options.bert_config_file)
+    config.check_sequence_length(options.max_seq_length, options.bert_config_file)
+    if source is not None:  # a checkpoint pre-trained left to right keeps its causal attention
+        config = source.with_attention(config)
+    layer_indexes = parse_layer_indexes(options.layers, config.num_hidden_layers)
+    do_lower_case = model_do_lower_case(source, options.do_lower_case, options.vocab_file)
+    tokenizer = FullTokenizer(options.vocab_file, do_lower_case=do_lower_case)
+    require_tokens(tokenizer.vocab, options.vocab_file, ("[CLS]", "[SEP]"))
+    config.check_vocab(len(tokenizer.vocab), options.vocab_file)
+    examples = read_examples(options.input_file)
+    features = convert_examples_to_features(examples, options.max_seq_length, tokenizer)
+    if config.type_vocab_size < 2 and any(f.input_type_ids.count(1) for f in features):
+        raise InputError(
+            f"--input_file={options.input_file} has `text_a ||| text_b` pairs but the model has "
+            f"type_vocab_size={config.type_vocab_size} ({options.bert_config_file}), so it has "
+            "no embedding for a second segment"
+        )
+
+    strategy = get_strategy("tpu" if options.use_tpu else "one_device", tpu_name=options.master)
+    with strategy.scope():
+        encoder = BertEncoder(config)
+    if source is not None:
+        load_checkpoint(encoder, source)
+    else:
+        logging.warning("No --init_checkpoint: the features come from randomly initialized weights")
+
+    with atomic_open(options.output_file) as writer:
+        for feature, values in extract(encoder, features, layer_indexes, options.batch_size):
+            writer.write(feature_json(feature, layer_indexes, values) + "\n")
+    logging.info("Wrote %d examples to %s", len(features), options.output_file)

@@ -19,21 +19,18 @@ from __future__ import annotations
 import datetime
 import logging
 import math
-import signal
 import time
 
 import tensorflow as tf
 
-from bert_tf.distribute import lost_worker, task_name
-from bert_tf.errors import Preempted, TrainingDiverged, WorkerLost
-from bert_tf.preemption import StopFlag
-from bert_tf.summaries import format_metrics, write_summaries
-from bert_tf.training_checkpoints import TrainingCheckpoints
+from bert_tf.training.checkpoints import TrainingCheckpoints
+from bert_tf.training.distribute import lost_worker, task_name
+from bert_tf.training.preemption import StopFlag
+from bert_tf.training.stops import diverged, preempted, worker_lost
+from bert_tf.training.summaries import format_metrics, write_summaries
 
 logger = logging.getLogger(__name__)
 
-# The compute dtypes (Keras dtype policies) the scripts offer; mixed_float16 needs loss scaling.
-DTYPES = ("float32", "mixed_float16", "mixed_bfloat16")
 
 # Dynamic loss scaling for float16 (as Keras's LossScaleOptimizer): start high, halve on
 # overflow (and skip that update), double after this many good steps.
@@ -119,18 +116,21 @@ class Trainer:
             if use_xla and single_device
             else self._replica_step
         )
-        state = {"model": model, "optimizer": optimizer}
-        if hasattr(model, "encoder"):
-            # Also under its own name, so that a fine-tuning model can restore just the encoder.
-            state["encoder"] = model.encoder
-        state.update(loss_scale=self.loss_scale, good_steps=self.good_steps)
         # Dropout's seed generators: Keras's `variables` beyond the `weights`.
         weights = {id(variable) for variable in model.weights}
         random_state = [v for v in model.variables if id(v) not in weights]
         self.checkpoints = TrainingCheckpoints(
-            state, checkpoint_dir, max_checkpoints_to_keep, keep_checkpoint_every_n_steps,
-            random_state, chief_checkpoint_dir,
+            self._checkpointed(), checkpoint_dir, max_checkpoints_to_keep,
+            keep_checkpoint_every_n_steps, random_state, chief_checkpoint_dir,
         )  # fmt: skip
+
+    def _checkpointed(self) -> dict:
+        """What a training checkpoint holds, by name."""
+        state = {"model": self.model, "optimizer": self.optimizer}
+        if hasattr(self.model, "encoder"):
+            # Also under its own name, so that a fine-tuning model can restore just the encoder.
+            state["encoder"] = self.model.encoder
+        return state | {"loss_scale": self.loss_scale, "good_steps": self.good_steps}
 
     @property
     def global_step(self) -> int:
@@ -341,7 +341,7 @@ class Trainer:
                 lost = lost_worker(e, task_name(self.strategy))
                 if lost is None:
                     raise
-                raise self._worker_lost(lost) from None
+                raise worker_lost(self, lost) from None
 
     def _train(
         self,
@@ -370,7 +370,7 @@ class Trainer:
             # came after this step read the flag stops all at the next one, not this worker).
             stopped = last.pop(STOP_REQUESTS) > 0
             if self._diverged(last):
-                raise self._divergence(last, step)
+                raise diverged(self, last, step)
             metrics = averages
             if step % log_steps == 0 or step >= num_train_steps:
                 now = time.monotonic()
@@ -391,45 +391,8 @@ class Trainer:
                 if path and self.checkpoints.directory == self.checkpoints.chief_directory:
                     logger.info("saved %s", path)  # (not a worker's scratch copy)
             if stopped:
-                raise self._preemption(step)
+                raise preempted(self, step)
         return metrics
-
-    def _divergence(self, last: dict, step: int) -> TrainingDiverged:
-        what = "loss" if not math.isfinite(last["loss"]) else "gradient norm"
-        kept = self.checkpoints.latest
-        return TrainingDiverged(
-            f"the {what} is {last[what.replace(' ', '_')]} at step {step}; stopped (that "
-            "step's update was not applied). The last good checkpoint is "
-            f"{kept or 'none (none was saved yet)'}"
-        )
-
-    def _worker_lost(self, lost: str) -> WorkerLost:
-        try:
-            step = f"step {self.global_step}"  # this worker's own copy: readable still
-        except tf.errors.OpError:
-            step = "a step"
-        kept = self.checkpoints.last_complete()
-        return WorkerLost(
-            f"{task_name(self.strategy)}: {lost} stopped answering after {step}; a group of "
-            "workers cannot go on without one. The last complete checkpoint is "
-            f"{kept or 'none (none was saved yet)'}: start every worker again with the same "
-            "flags to resume from it"
-        )
-
-    def _preemption(self, step: int) -> Preempted:
-        name = self.stop_flag.signal_name
-        reason = {"SIGINT": "Ctrl-C (SIGINT)"}.get(name, name)
-        worker = task_name(self.strategy)  # "" on one process
-        if worker:
-            again = "start every worker again with the same flags"
-        else:
-            again = "run the same command again"
-        return Preempted(
-            f"{worker + ': ' if worker else ''}stopped by "
-            f"{reason or 'a stop signal to another worker'} at step {step}; saved "
-            f"{self.checkpoints.latest or 'nothing'}; {again} to resume from it",
-            signal.Signals[name] if name else signal.SIGTERM,
-        )
 
 
 def _tf_variable(variable):

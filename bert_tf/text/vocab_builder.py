@@ -17,7 +17,7 @@ import re
 from collections.abc import Iterable, Mapping
 
 from bert_tf.errors import InputError
-from bert_tf.fileio import read_lines
+from bert_tf.io.fileio import read_lines
 from bert_tf.tokenization import BasicTokenizer, WordpieceTokenizer
 
 RELEASED_VOCAB_SIZE = 30522

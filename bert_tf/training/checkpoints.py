@@ -11,8 +11,8 @@ import re
 
 import tensorflow as tf
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError, first_line
+from bert_tf.io import filesystem
 from bert_tf.model_io.checkpoints import (
     KEPT_CHECKPOINTS_DIR,
     UNREADABLE_CHECKPOINT,

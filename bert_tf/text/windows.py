@@ -10,8 +10,6 @@ import dataclasses
 import logging
 from collections.abc import Sequence
 
-import tensorflow as tf
-
 logger = logging.getLogger(__name__)
 
 
@@ -74,6 +72,8 @@ def graph_doc_spans(
     N in all, document by document: `example`, `index` (k-th of its document), `start`,
     `length` [N] int64 and `num_windows` [B]. An empty document has no window, or with
     `at_least_one` one of length 0 (a SavedModel then still runs the model on it)."""
+    import tensorflow as tf  # the graph twins only: the options that warn of a stride need none
+
     room = tf.cast(max_tokens_for_doc, tf.int64) * tf.ones_like(doc_length)  # [B]
     # Every window but the last is as long as the room allows, so they start `stride` apart.
     stride = tf.minimum(room, doc_stride)
@@ -100,6 +100,8 @@ def graph_is_max_context(
     """`is_max_context` for each piece [N, K] of each window: whether its
     window (the first among equals) gives it the highest min(left, right) + 0.01 * length
     of all its example's windows that hold it."""
+    import tensorflow as tf
+
     starts = tf.RaggedTensor.from_row_lengths(window_start, num_windows).to_tensor(0)
     lengths = tf.RaggedTensor.from_row_lengths(window_length, num_windows).to_tensor(0)
     starts = tf.gather(starts, window_example)[:, None, :]  # [N, 1, J]

@@ -18,9 +18,9 @@ from typing import BinaryIO
 
 import numpy as np
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
-from bert_tf.fileio import atomic_open
+from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_open
 
 
 def _crc32c_table() -> np.ndarray:

@@ -3,7 +3,7 @@ users give.
 
 Every output goes to a temporary name in the same directory and is renamed into place once it is
 whole: a crash leaves a `*.tmp-*` file behind, never a truncated result under the real name. A
-URL (gs://) is written the same way through `bert_tf.filesystem`; there the rename is the store's
+URL (gs://) is written the same way through `bert_tf.io.filesystem`; there the rename is the store's
 copy-then-delete, so the final name still appears only whole (docs/RELIABILITY.md).
 """
 
@@ -21,8 +21,8 @@ import tempfile
 from collections.abc import Iterator
 from typing import IO
 
-from bert_tf import filesystem
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.options import Options, option, options
 
 logger = logging.getLogger(__name__)

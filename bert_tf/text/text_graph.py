@@ -11,7 +11,7 @@ tokenization cases (tests/fixtures/tokenization/cases.jsonl).
 Why not tensorflow-text's own `BertTokenizer`: it does not drop control characters, case-folds
 instead of lower-casing, and counts a word's length in bytes, so it differs from the original
 on text that the original handles (google-research/bert's tokenization is the reference).
-`packing` mirrors `bert_tf.packing`: [CLS] A [SEP] (B [SEP]) with the original's truncation.
+`packing` mirrors `bert_tf.text.packing`: [CLS] A [SEP] (B [SEP]) with the original's truncation.
 """
 
 from __future__ import annotations
@@ -23,7 +23,7 @@ import weakref
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from bert_tf import filesystem
+from bert_tf.io import filesystem
 from bert_tf.tokenization import load_vocab, require_tokens
 
 # As tokenization.py: what is_punctuation counts (ASCII non-alphanumerics, any \p{P}) and

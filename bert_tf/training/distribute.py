@@ -16,12 +16,10 @@ import re
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.options import Options, one_of, option, options, positive
-from bert_tf.preemption import sigterm_held
+from bert_tf.training.options import STRATEGIES, DistributionOptions
+from bert_tf.training.preemption import sigterm_held
 
 logger = logging.getLogger(__name__)
-
-STRATEGIES = ("one_device", "mirrored", "multi_worker_mirrored", "tpu")
 
 
 def get_strategy(
@@ -62,6 +60,18 @@ def get_strategy(
         cpu, [tf.config.LogicalDeviceConfiguration() for _ in range(num_gpus)]
     )
     return tf.distribute.MirroredStrategy([f"/cpu:{i}" for i in range(num_gpus)])
+
+
+def make_strategy(options: DistributionOptions) -> tf.distribute.Strategy:
+    """The strategy the flags ask for (call before any other TensorFlow work). As the
+    original, --use_tpu (or a --tpu_name) means a TPU."""
+    return get_strategy(
+        "tpu" if options.use_tpu or options.tpu_name else options.distribution_strategy,
+        num_gpus=options.num_gpus,
+        tpu_name=options.tpu_name or options.master,
+        tpu_zone=options.tpu_zone,
+        gcp_project=options.gcp_project,
+    )
 
 
 def is_chief(strategy: tf.distribute.Strategy) -> bool:
@@ -163,48 +173,4 @@ def warn_if_slow(strategy: tf.distribute.Strategy, dtype: str, use_xla: bool) ->
             "--use_xla with --dtype=mixed_bfloat16 on CPUs is slow: XLA:CPU does not use the "
             "AMX/AVX-512 bfloat16 matmuls that TensorFlow's own kernels use (about 1.7x "
             "slower at BERT-Base; benchmarks/README.md). Leave --use_xla off for bfloat16."
-        )
-
-
-@options
-class TpuOptions(Options):
-    """The original scripts' TPU flags, with their defaults."""
-
-    use_tpu: bool = option(False, "Whether to use TPU or GPU/CPU.")
-    tpu_name: str | None = option(None, "The Cloud TPU to use for training (name or grpc:// url).")
-    tpu_zone: str | None = option(None, "[Optional] GCE zone where the Cloud TPU is located in.")
-    gcp_project: str | None = option(None, "[Optional] Project name for the Cloud TPU.")
-    master: str | None = option(None, "[Optional] TensorFlow master URL.")
-    num_tpu_cores: int = option(
-        8, "Only used if `use_tpu` is True. Total number of TPU cores to use."
-    )
-
-
-@options
-class DistributionOptions(TpuOptions):
-    """Where the training scripts run: the original's TPU flags and ours for GPUs and
-    workers."""
-
-    distribution_strategy: str = option(
-        "one_device",
-        "one_device, mirrored (GPUs of this machine), multi_worker_mirrored (TF_CONFIG) or tpu "
-        "(also chosen by --use_tpu).",
-        one_of(*STRATEGIES),
-    )
-    num_gpus: int = option(
-        1,
-        "Replicas of --distribution_strategy=mirrored (on a machine without GPUs: logical CPU "
-        "devices).",
-        positive,
-    )
-
-    def make_strategy(self) -> tf.distribute.Strategy:
-        """The strategy the flags ask for (call before any other TensorFlow work). As the
-        original, --use_tpu (or a --tpu_name) means a TPU."""
-        return get_strategy(
-            "tpu" if self.use_tpu or self.tpu_name else self.distribution_strategy,
-            num_gpus=self.num_gpus,
-            tpu_name=self.tpu_name or self.master,
-            tpu_zone=self.tpu_zone,
-            gcp_project=self.gcp_project,
         )

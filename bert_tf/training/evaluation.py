@@ -7,7 +7,7 @@ import numpy as np
 import tensorflow as tf
 
 from bert_tf.errors import InputError
-from bert_tf.progress import Progress
+from bert_tf.training.progress import Progress
 
 
 def predict(
