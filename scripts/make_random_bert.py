@@ -34,14 +34,14 @@ def make_random_bert(options: MakeRandomBertOptions) -> None:
     check_options(options)
     import keras  # TensorFlow: once the flags pass
 
-    from bert_tf.model_io.checkpoints import save_original_checkpoint
+    from bert_tf.model_io.saving import save_model_directory
     from bert_tf.modeling.pretrainer import BertPretrainer
 
     config = BertConfig.from_json_file(options.bert_config_file)
     keras.utils.set_random_seed(options.random_seed)
     model = BertPretrainer(config)
-    config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
-    prefix = save_original_checkpoint(model, os.path.join(options.output_dir, "bert_model.ckpt"))
+    save_model_directory(options.output_dir, model, vocab_file=None, do_lower_case=None)
+    prefix = os.path.join(options.output_dir, "bert_model.ckpt")
     logging.info("Wrote a random BERT (%d weights) to %s", model.count_params(), prefix)
 
 

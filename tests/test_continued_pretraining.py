@@ -67,15 +67,15 @@ def test_from_a_released_model_directory_it_starts_at_that_models_own_loss(tmp_p
 
 
 def test_from_a_hugging_face_bert_model_the_heads_train_from_new_with_a_warning(tmp_path):
-    from bert_tf.model_io.convert import write_hf_directory
-    from bert_tf.model_io.loading import ModelDirectory, load_checkpoint
+    from bert_tf.model_io.loading import load_checkpoint
+    from bert_tf.model_io.saving import HF, save_model_directory
     from bert_tf.modeling import BertEncoder
 
     encoder = BertEncoder(BertConfig.from_json_file(ORACLE / "bert_config.json"))
     load_checkpoint(encoder, ORACLE / "init" / "bert_model.ckpt")
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"t{i}\n" for i in range(512)))
-    write_hf_directory(ModelDirectory(encoder, str(vocab), True), str(tmp_path / "hf"))
+    save_model_directory(str(tmp_path / "hf"), encoder, str(vocab), True, format=HF)
     evaluated, stderr = continue_pretraining(
         tmp_path,
         tmp_path / "hf",

@@ -16,10 +16,11 @@ from safetensors.numpy import load_file, save_file
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.io.fileio import umask
-from bert_tf.model_io.convert import convert_checkpoint, write_hf_directory
+from bert_tf.model_io.convert import convert_checkpoint
 from bert_tf.model_io.hf_format import hf_name, hf_names, original_names
-from bert_tf.model_io.loading import ModelDirectory, load_checkpoint
-from bert_tf.model_io.source import ModelSource, write_task_model_files
+from bert_tf.model_io.loading import load_checkpoint
+from bert_tf.model_io.saving import HF, save_model_directory
+from bert_tf.model_io.source import ModelSource
 from bert_tf.modeling import ConfigModel
 from bert_tf.modeling.classifier import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
@@ -73,7 +74,7 @@ def write_hf(model, directory, labels=None) -> None:
     """`model` as a Hugging Face directory, with a vocab.txt of `TOKENS`."""
     directory.mkdir(parents=True, exist_ok=True)
     vocab = tiny_vocab(directory.parent)
-    write_hf_directory(ModelDirectory(model, vocab, True, labels), str(directory))
+    save_model_directory(str(directory), model, vocab, True, labels, format=HF)
 
 
 def test_names_translate_both_ways():
@@ -153,6 +154,7 @@ def test_hugging_face_directory_converts_to_the_original_format_and_back(tmp_pat
         "checkpoint",
         "labels.txt",
         "task_model.json",  # the class: the original's names do not tell
+        "tokenizer_config.json",  # the casing, in every directory this project writes
         "vocab.txt",
     ]
     assert (original / "labels.txt").read_text() == "contradiction\nentailment\nneutral\n"
@@ -203,7 +205,7 @@ def test_fine_tuned_output_dir_converts_with_its_head_and_labels(tmp_path):
     output_dir.mkdir()
     tf.train.Checkpoint(model=model, encoder=model.encoder).write(str(output_dir / "ckpt-7"))
     (output_dir / "checkpoint").write_text('model_checkpoint_path: "ckpt-7"\n')
-    write_task_model_files(str(output_dir), model, tiny_vocab(tmp_path), do_lower_case=False)
+    save_model_directory(str(output_dir), model, tiny_vocab(tmp_path), False, weights=False)
     (output_dir / "labels.txt").write_text("O\nB-PER\nI-PER\nB-LOC\nI-LOC\n")
     convert_checkpoint(str(output_dir), str(tmp_path / "hf"), ConfigModel)
     hf_config = json.loads((tmp_path / "hf" / "config.json").read_text())

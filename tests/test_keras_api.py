@@ -19,7 +19,8 @@ from bert_tf.errors import InputError
 from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.model_io.convert import convert_checkpoint
 from bert_tf.model_io.loading import load_checkpoint
-from bert_tf.model_io.source import ModelSource, write_task_model_files
+from bert_tf.model_io.saving import save_model_directory
+from bert_tf.model_io.source import ModelSource
 from bert_tf.modeling import (
     BertClassifier,
     BertEncoder,
@@ -131,7 +132,9 @@ def test_a_fine_tuning_output_dir_gives_its_head_arguments(model_dir, fine_tuned
     output_dir, fine_tuned = fine_tuned_dir
     described = tmp_path / "mnli"
     shutil.copytree(output_dir, described)  # + what run_task writes beside the checkpoints:
-    write_task_model_files(str(described), fine_tuned, str(model_dir / "vocab.txt"), True)
+    save_model_directory(
+        str(described), fine_tuned, str(model_dir / "vocab.txt"), True, weights=False
+    )
     model = BertClassifier.from_pretrained(described)  # num_labels=3 from task_model.json
     assert_same_weights(model.weights, fine_tuned.weights)
 

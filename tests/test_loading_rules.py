@@ -18,9 +18,11 @@ from bert_tf.model_io.checkpoints import (
     save_original_checkpoint,
     write_original_checkpoint,
 )
-from bert_tf.model_io.convert import convert_checkpoint, write_hf_directory
-from bert_tf.model_io.loading import ModelDirectory, load_checkpoint, load_model_directory
-from bert_tf.model_io.source import TASK_MODEL_FILE, ModelSource, write_task_model_files
+from bert_tf.model_io.convert import convert_checkpoint
+from bert_tf.model_io.loading import load_checkpoint, load_model_directory
+from bert_tf.model_io.saving import HF, save_model_directory
+from bert_tf.model_io.source import ModelSource
+from bert_tf.model_io.task_model import TASK_MODEL_FILE
 from bert_tf.modeling import BertClassifier, BertPretrainer, BertTokenClassifier, ConfigModel
 from bert_tf.tokenization import validate_case_matches_checkpoint
 from bert_tf.training.checkpoints import TrainingCheckpoints
@@ -41,7 +43,7 @@ def shifted(model, by: float) -> None:
 def fine_tuned_output_dir(folder, model, task: str) -> str:
     """`folder` as a fine-tuning run leaves it: its files and a checkpoint of step 3."""
     folder.mkdir(parents=True, exist_ok=True)
-    write_task_model_files(str(folder), model, str(UNCASED_VOCAB), True, task)
+    save_model_directory(str(folder), model, str(UNCASED_VOCAB), True, task=task, weights=False)
     TrainingCheckpoints({"model": model}, str(folder)).save(3)
     return str(folder)
 
@@ -281,7 +283,7 @@ def test_a_hugging_face_file_at_a_url_is_downloaded_once(monkeypatch, ram_url, l
     from bert_tf.io import filesystem
     from bert_tf.model_io.loading import load_checkpoint
 
-    write_hf_directory(ModelDirectory(BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True), ram_url)
+    save_model_directory(ram_url, BertClassifier(CONFIG, 3), str(UNCASED_VOCAB), True, format=HF)
     weights = f"{ram_url}/model.safetensors"
     read = []
     real_open = filesystem.open_file
@@ -323,7 +325,7 @@ def test_a_hugging_face_model_saved_in_bfloat16_loads_as_saved(tmp_path, ram_url
 
     folder = ram_url if where == "url" else str(tmp_path)
     model = BertClassifier(CONFIG, 3)
-    write_hf_directory(ModelDirectory(model, str(UNCASED_VOCAB), True), folder)
+    save_model_directory(folder, model, str(UNCASED_VOCAB), True, format=HF)
     weights = f"{folder}/model.safetensors"
     with tf.io.gfile.GFile(weights, "rb") as f:
         tensors = safetensors.numpy.load(f.read())
@@ -437,7 +439,7 @@ def test_a_head_its_own_classes_checkpoint_has_in_part_is_one_line_naming_the_re
     model = feature_based_tagger()
     folder = tmp_path / "ner"
     folder.mkdir()
-    write_task_model_files(str(folder), model, str(UNCASED_VOCAB), True, "NER")
+    save_model_directory(str(folder), model, str(UNCASED_VOCAB), True, task="NER", weights=False)
     table = model.original_variable_names()
     write_original_checkpoint(
         {name: variable.numpy() for name, variable in table.items()},
@@ -453,8 +455,8 @@ def test_a_head_its_own_classes_checkpoint_lacks_is_said_in_a_warning(tmp_path, 
 
     folder = tmp_path / "hf"
     folder.mkdir()
-    tagger = ModelDirectory(BertTokenClassifier(CONFIG, 5), str(UNCASED_VOCAB), True)
-    write_hf_directory(tagger, str(folder))
+    tagger = BertTokenClassifier(CONFIG, 5)
+    save_model_directory(str(folder), tagger, str(UNCASED_VOCAB), True, format=HF)
     tensors = load_file(str(folder / "model.safetensors"))
     encoder = {k: v for k, v in tensors.items() if not k.startswith("classifier")}
     save_file(encoder, str(folder / "model.safetensors"), metadata={"format": "pt"})
@@ -495,9 +497,8 @@ def test_a_hugging_face_token_classifier_without_architectures_is_a_token_classi
 
     folder = tmp_path / "hf"
     folder.mkdir()
-    write_hf_directory(
-        ModelDirectory(BertTokenClassifier(CONFIG, 5), str(UNCASED_VOCAB), True), str(folder)
-    )
+    tagger = BertTokenClassifier(CONFIG, 5)
+    save_model_directory(str(folder), tagger, str(UNCASED_VOCAB), True, format=HF)
     values = json.loads((folder / "config.json").read_text())
     del values["architectures"]
     (folder / "config.json").write_text(json.dumps(values))
@@ -509,9 +510,7 @@ def test_a_hugging_face_masked_lm_converts_to_the_original_format(tmp_path):
 
     folder = tmp_path / "hf"
     folder.mkdir()
-    write_hf_directory(
-        ModelDirectory(BertPretrainer(CONFIG), str(UNCASED_VOCAB), True), str(folder)
-    )
+    save_model_directory(str(folder), BertPretrainer(CONFIG), str(UNCASED_VOCAB), True, format=HF)
     tensors = load_file(str(folder / "model.safetensors"))
     masked_lm = {
         name: value for name, value in tensors.items()

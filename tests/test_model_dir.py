@@ -11,9 +11,10 @@ from conftest import UNCASED_VOCAB, tiny_config_dict
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
-from bert_tf.finetuning.output_dir import check_fine_tuned_model, fine_tuned_config
 from bert_tf.model_io.loading import load_model_directory
-from bert_tf.model_io.source import TASK_MODEL_FILE, write_task_model_files
+from bert_tf.model_io.saving import save_model_directory
+from bert_tf.model_io.source import ModelSource
+from bert_tf.model_io.task_model import TASK_MODEL_FILE
 from bert_tf.modeling import BertTokenClassifier, ConfigModel
 
 CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
@@ -22,7 +23,7 @@ CONFIG = BertConfig.from_dict(tiny_config_dict(vocab_size=30522))
 def fine_tuned_output_dir(folder, model) -> str:
     """`folder` as a fine-tuning run leaves it: its files and a checkpoint."""
     folder.mkdir(exist_ok=True)
-    write_task_model_files(str(folder), model, str(UNCASED_VOCAB), True, "NER")
+    save_model_directory(str(folder), model, str(UNCASED_VOCAB), True, task="NER", weights=False)
     tf.train.Checkpoint(model=model).write(str(folder / "ckpt-3"))
     return str(folder)
 
@@ -32,10 +33,10 @@ def test_settings_that_keep_the_variables_but_change_the_model_are_one_line(tmp_
     # the other one silently.
     trained = BertTokenClassifier(CONFIG, 5, feature_based="last_hidden", lstm_units=8)
     output_dir = fine_tuned_output_dir(tmp_path / "out", trained)
-    check_fine_tuned_model(output_dir, trained, True, str(UNCASED_VOCAB))  # the same: fine
+    ModelSource(output_dir).check_same_model(trained, True, str(UNCASED_VOCAB))  # the same: fine
     other = BertTokenClassifier(CONFIG, 5, feature_based="embeddings", lstm_units=8)
     with pytest.raises(InputError) as error:
-        check_fine_tuned_model(output_dir, other, True, str(UNCASED_VOCAB))
+        ModelSource(output_dir).check_same_model(other, True, str(UNCASED_VOCAB))
     assert str(error.value) == (
         f"--output_dir={output_dir}: its checkpoint is of feature_based='last_hidden', not "
         "'embeddings' as this run's options build (its task_model.json); rerun with the "
@@ -49,22 +50,23 @@ def test_a_rerun_with_another_casing_or_vocab_is_one_line(tmp_path):
     model = BertTokenClassifier(CONFIG, 5)
     output_dir = fine_tuned_output_dir(tmp_path / "out", model)
     with pytest.raises(InputError, match="its checkpoint is of do_lower_case=True, not False"):
-        check_fine_tuned_model(output_dir, model, False, str(UNCASED_VOCAB))
+        ModelSource(output_dir).check_same_model(model, False, str(UNCASED_VOCAB))
     other_vocab = tmp_path / "vocab.txt"
     other_vocab.write_text(UNCASED_VOCAB.read_text().replace("[unused0]", "domain"))
     with pytest.raises(InputError, match=f"its vocab.txt, not --vocab_file={other_vocab}"):
-        check_fine_tuned_model(output_dir, model, True, str(other_vocab))
+        ModelSource(output_dir).check_same_model(model, True, str(other_vocab))
     # The output_dir's own copy of the vocab is the same vocab.
-    check_fine_tuned_model(output_dir, model, True, str(tmp_path / "out" / "vocab.txt"))
+    ModelSource(output_dir).check_same_model(model, True, str(tmp_path / "out" / "vocab.txt"))
 
 
 def test_a_config_that_differs_from_the_output_dirs_is_one_line_naming_both(tmp_path):
     output_dir = fine_tuned_output_dir(tmp_path / "out", BertTokenClassifier(CONFIG, 5))
-    assert fine_tuned_config(CONFIG, "mine.json", output_dir) == CONFIG
+    assert ModelSource(output_dir).trained_config(CONFIG, "mine.json") == CONFIG
     with pytest.raises(InputError, match=r"--bert_config_file=mine.json: intermediate_size=64, "):
-        fine_tuned_config(CONFIG.replace(intermediate_size=64), "mine.json", output_dir)
+        ModelSource(output_dir).trained_config(CONFIG.replace(intermediate_size=64), "mine.json")
     # Before any checkpoint, the given config is the one to train with.
-    assert fine_tuned_config(CONFIG.replace(intermediate_size=64), "x", str(tmp_path)) != CONFIG
+    bigger = CONFIG.replace(intermediate_size=64)
+    assert ModelSource(str(tmp_path)).trained_config(bigger, "x") != CONFIG
 
 
 @pytest.mark.parametrize(

@@ -151,14 +151,13 @@ def test_fill_mask_reads_any_model_directory_with_the_masked_lm_head(
     tmp_path: Path, model, tokenizer
 ) -> None:
     from bert_tf.model_io.checkpoints import save_original_checkpoint
-    from bert_tf.model_io.convert import write_hf_directory
-    from bert_tf.model_io.loading import ModelDirectory
+    from bert_tf.model_io.saving import HF, save_model_directory
 
     vocab = tmp_path / "vocab.txt"
     vocab.write_text("".join(f"{t}\n" for t in sorted(tokenizer.vocab, key=tokenizer.vocab.get)))
     hf = tmp_path / "hf"
     hf.mkdir()
-    write_hf_directory(ModelDirectory(model, str(vocab), True), str(hf))
+    save_model_directory(str(hf), model, str(vocab), True, format=HF)
     loaded, _ = fill_mask_script.load_model_dir(str(hf), do_lower_case=True)
     text = "the [MASK] ."
     [got] = fill_mask_script.fill_mask(loaded, tokenizer, text)

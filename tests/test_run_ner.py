@@ -21,7 +21,7 @@ from conftest import (
     trained_and_exported,
 )
 
-from bert_tf.model_io.source import write_task_model_files
+from bert_tf.model_io.saving import save_model_directory
 from bert_tf.modeling import BertClassifier
 from bert_tf.ner import conlleval
 from bert_tf.ner.data import read_conll_file
@@ -274,8 +274,13 @@ def test_bad_input_is_one_clear_line(setup, tmp_path, case, message):
         extra = ["--do_eval"]
     elif case.startswith("mrpc_dir"):
         mrpc = BertClassifier(tiny_config(), 2)
-        write_task_model_files(
-            str(tmp_path / "out"), mrpc, str(SAMPLE_DATA / "vocab.txt"), True, "MRPC"
+        save_model_directory(
+            str(tmp_path / "out"),
+            mrpc,
+            str(SAMPLE_DATA / "vocab.txt"),
+            True,
+            task="MRPC",
+            weights=False,
         )
         (tmp_path / "out" / "labels.txt").write_text("0\n1\n")
         TrainingCheckpoints({"model": mrpc}, str(tmp_path / "out")).save(3)

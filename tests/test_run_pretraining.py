@@ -93,8 +93,13 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
     output_dir = tmp_path / "out"
     result = run_script(
         *pretraining_args(
-            setup, output_dir, do_eval=True, max_eval_steps=2, vocab_file=SAMPLE_DATA / "vocab.txt"
-        ),
+            setup,
+            output_dir,
+            do_eval=True,
+            max_eval_steps=2,
+            vocab_file=SAMPLE_DATA / "vocab.txt",
+            do_lower_case=True,
+        ),  # fmt: skip
         fresh=True,
     )
     assert result.returncode == 0, result.stderr
@@ -124,6 +129,11 @@ def test_trains_evaluates_and_writes_the_originals_outputs(setup, tmp_path):
     assert json.loads((pretrained / "bert_config.json").read_text()) == CONFIG
     assert json.loads((output_dir / "bert_config.json").read_text()) == CONFIG
     assert (pretrained / "vocab.txt").read_bytes() == (SAMPLE_DATA / "vocab.txt").read_bytes()
+    # The records' casing, given, is said beside the model, so fine-tuning reads it there.
+    from bert_tf.model_io.source import ModelSource
+
+    for directory in (pretrained, output_dir):
+        assert ModelSource(directory).casing_evidence() == (True, "its tokenizer_config.json says")
 
     train = summaries(output_dir / "train")
     assert set(train["loss"]) == {1, 2, 3, 4, 5, 6}

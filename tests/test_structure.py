@@ -4,6 +4,7 @@ names, and the backend-agnostic model package imports nothing of TensorFlow's.""
 from __future__ import annotations
 
 import ast
+import re
 
 from conftest import REPO
 
@@ -59,11 +60,14 @@ def test_the_loaders_import_no_model_class():
     assert found == []
 
 
-def test_the_loaders_are_smaller_than_the_model_they_load():
+def test_the_loaders_stay_within_their_budget():
     # Issue 47: they had grown to 1,754 lines, larger than bert_tf/modeling (keras-hub's BERT
-    # loading is about 540 on its shared preset code; the original's one 40-line function).
+    # loading is about 540 on its shared preset code; the original's one 40-line function), cut
+    # to 1,200. Issue 93 moved in what read and wrote model directories elsewhere (a fine-tuning
+    # output_dir's checks, 96 lines; the init-checkpoint policy, 60; NER's labels; five writers
+    # made one): 1,500 for every model directory's one reader and one writer.
     lines = {name: len((MODEL_IO / f"{name}.py").read_text().splitlines()) for name in LOADERS}
-    assert sum(lines.values()) <= 1200 and max(lines.values()) <= 400, lines
+    assert sum(lines.values()) <= 1500 and max(lines.values()) <= 400, lines
 
 
 def test_no_loader_function_is_longer_than_sixty_lines():
@@ -114,3 +118,20 @@ def test_the_librarys_root_holds_at_most_eight_modules():
     # the errors and options every wing uses, the scripts' cli, the Keras preprocessor.
     root = sorted(path.name for path in (REPO / "bert_tf").glob("*.py"))
     assert len(root) <= 8, root
+
+
+def test_a_model_directorys_format_is_told_apart_in_one_place():
+    """`model_io.formats.format_of` picks the loader of a path's format once; elsewhere no
+    code branches on a format or finds a model class by its name (task_model.json's own
+    `class_name` is read where that file is)."""
+    allowed = {"bert_tf/model_io/formats.py", "bert_tf/model_io/hf_format.py"}
+    found = []
+    for path in SOURCES:
+        where = path.relative_to(REPO).as_posix()
+        text = path.read_text()
+        if where not in allowed and ("is_hf_directory(" in text or ".is_hf" in text):
+            found.append(f"{where}: a format branch")
+        names = re.findall(r'__name__ == "(\w+)"', text)
+        if [name for name in names if name != "__main__"]:
+            found.append(f"{where}: a class found by its name")
+    assert found == []

@@ -25,7 +25,6 @@ from bert_tf.errors import InputError
 from bert_tf.finetuning.driver import run_task
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.io.tfrecord import RecordSchema
-from bert_tf.model_io.source import LABELS_FILE
 
 
 class GlueTask(Task):
@@ -46,10 +45,8 @@ class GlueTask(Task):
     def labels(self) -> list[str] | None:
         return None if self.processor.is_regression else self.processor.get_labels()
 
-    def model_files(self) -> dict[str, str]:
-        if not self.labels:  # regression (STS-B): one output, no label
-            return {}
-        return {LABELS_FILE: "".join(f"{label}\n" for label in self.labels)}
+    def model_labels(self) -> list[str] | None:
+        return self.labels or None  # regression (STS-B): one output, no label
 
     def prediction_splits(self) -> dict[str, int]:
         # MNLI's Dev and test sets come matched and mismatched.

@@ -35,22 +35,12 @@ from bert_tf.config import BertConfig
 from bert_tf.errors import InputError
 from bert_tf.finetuning.input_pipeline import record_dataset
 from bert_tf.finetuning.options import FineTuningOptions
-from bert_tf.finetuning.output_dir import (
-    check_fine_tuned_model,
-    check_output_dir_task,
-    fine_tuned_config,
-)
 from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text, check_writable_folder
 from bert_tf.io.tfrecord import write_records
-from bert_tf.model_io.source import (
-    LABELS_FILE,
-    ModelSource,
-    model_do_lower_case,
-    write_task_model_files,
-)
-from bert_tf.modeling.task_model import BertTaskModel
+from bert_tf.model_io.saving import save_model_directory
+from bert_tf.model_io.source import ModelSource, model_do_lower_case
 from bert_tf.options import check_options
 from bert_tf.tokenization import FullTokenizer, require_tokens
 from bert_tf.training.checkpoints import check_checkpoint_folder
@@ -76,14 +66,15 @@ def run_task(task: Task) -> dict:
     check_writable_folder(options.output_dir, "--output_dir")
     check_checkpoint_folder(options.output_dir, "--output_dir")
     # Before anything is read from output_dir (NER's labels.txt, say): whose model it holds.
-    check_output_dir_task(options.output_dir, task.name)
+    task.output_source = ModelSource(options.output_dir)
+    task.output_source.check_task(task.name)
     if options.export_dir:
         from bert_tf.serving.export import check_export_dir  # TensorFlow Text only when exporting
 
         check_export_dir(options.export_dir, options.output_dir)
     # --init_checkpoint resolved once: its casing, attention, labels, class and weights.
     task.init_source = ModelSource(options.init_checkpoint) if options.init_checkpoint else None
-    config, tokenizer = load_model_files(options, task.init_source)
+    config, tokenizer = load_model_files(options, task.init_source, task.output_source)
     splits = task.prediction_splits()
     examples = {
         split: task.read(split) for split in (["train"] if options.do_train else []) + list(splits)
@@ -105,14 +96,11 @@ def run_task(task: Task) -> dict:
 
     strategy = make_strategy(options)  # the first TensorFlow work
     settings = options.trainer_settings()
-    labels = task.model_files().get(LABELS_FILE, "").splitlines()
     trainer = build_trainer(
         strategy, task.objective(config), config, steps, warmup, settings,
-        task.init_source, labels or None,
+        task.init_source, task.model_labels(),
     )  # fmt: skip
-    check_fine_tuned_model(
-        options.output_dir, trainer.model, options.do_lower_case, options.vocab_file
-    )
+    task.output_source.check_same_model(trainer.model, options.do_lower_case, options.vocab_file)
     if options.do_train:
         _train(task, trainer, settings, examples["train"], features["train"], (steps, warmup))
     results = _evaluate(task, trainer, splits, examples, features)
@@ -133,13 +121,10 @@ def _train(task: Task, trainer: Trainer, settings, examples, features, schedule)
         # bert_config.json, vocab.txt and the task model's description beside the
         # checkpoints make output_dir a model directory (`BertClassifier.from_pretrained`,
         # scripts/convert_checkpoint.py).
-        if isinstance(trainer.model, BertTaskModel):
-            write_task_model_files(
-                options.output_dir, trainer.model, options.vocab_file,
-                options.do_lower_case, task.name,
-            )  # fmt: skip
-        for name, text in task.model_files().items():
-            atomic_write_text(os.path.join(options.output_dir, name), text)
+        save_model_directory(
+            options.output_dir, trainer.model, options.vocab_file, options.do_lower_case,
+            task.model_labels(), task.name, weights=False,
+        )  # fmt: skip
     path, count = _records(task, trainer, "train", features)
     logger.info(
         "training %s: %d examples (%d records), batch %d, %d steps (%d warm-up), lr %g",
@@ -239,7 +224,7 @@ def train_schedule(
 
 
 def load_model_files(
-    options: FineTuningOptions, source: ModelSource | None = None
+    options: FineTuningOptions, source: ModelSource | None = None, output: ModelSource | None = None
 ) -> tuple[BertConfig, FullTokenizer]:
     """The model's bert_config.json and vocab, checked against each other and the options
     (the casing decided from `source`, --init_checkpoint's files, name and vocab, and the
@@ -256,5 +241,6 @@ def load_model_files(
     config.check_vocab(len(tokenizer.vocab), options.vocab_file)
     if source is not None:
         config = source.with_attention(config)
-    config = fine_tuned_config(config, options.bert_config_file, options.output_dir)
+    output = output or ModelSource(options.output_dir)
+    config = output.trained_config(config, options.bert_config_file)
     return config, tokenizer

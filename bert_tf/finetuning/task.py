@@ -67,6 +67,8 @@ class Task:
         self.options = options
         # --init_checkpoint's files, resolved once by the driver (None without one).
         self.init_source: ModelSource | None = None
+        # --output_dir as a model directory (what an earlier run fine-tuned there): the driver's.
+        self.output_source: ModelSource | None = None
         # What reading left out, in a line each (SQuAD's questions whose answer is not at its
         # answer_start), repeated at the end of the run where its summary is read.
         self.read_notes: list[str] = []
@@ -97,9 +99,9 @@ class Task:
     def objective(self, config: BertConfig) -> Objective:
         raise NotImplementedError
 
-    def model_files(self) -> dict[str, str]:
-        """Files kept with the trained model in output_dir (name -> text), e.g. its labels."""
-        return {}
+    def model_labels(self) -> list[str] | None:
+        """The labels of the model's outputs, kept with it (labels.txt); None: unlabelled."""
+        return None
 
     # Features and records. --------------------------------------------------------------------
 

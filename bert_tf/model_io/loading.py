@@ -14,25 +14,18 @@ import dataclasses
 import logging
 import os
 import re
-from collections.abc import Callable
 
 import keras
 import numpy as np
 
 from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
-from bert_tf.model_io import checkpoints, hf_format
 from bert_tf.model_io.checkpoints import UNREADABLE_CHECKPOINT, listing, variable_names
-from bert_tf.model_io.source import TASK_MODEL_FILE, ModelSource, model_classes, root_class
+from bert_tf.model_io.source import ModelSource, Tensors, root_class
+from bert_tf.model_io.task_model import TASK_MODEL_FILE
 
 logger = logging.getLogger(__name__)
 
-# Training state in original checkpoints that is not part of the model: Adam slots
-# (`<var>/adam_m`, `<var>/adam_v`, or Keras-style `Adam`), the step and loss-scale counters.
-_NOT_MODEL = re.compile(
-    r"(/adam_[mv]$|/Adam(_\d+)?$|^AdamWeightDecayOptimizer|^global_step$|"
-    r"^(current_loss_scale|good_steps|loss_scale)$)"
-)
 _LAYER = re.compile(r"bert/encoder/layer_(\d+)/")
 
 
@@ -49,22 +42,6 @@ class LoadReport:
     head_loaded: bool = False  # whether a head took values from it
 
 
-@dataclasses.dataclass
-class Tensors:
-    """A checkpoint's tensors under the model's names: shapes, and how to read one."""
-
-    source: str
-    shapes: dict[str, list[int]]
-    read: Callable[[str], np.ndarray]
-    optional: tuple[str, ...] = ()  # may be missing: they keep their initial values
-    skipped: list[str] = dataclasses.field(default_factory=list)
-    # The checkpoint's own name of each, for messages (Hugging Face's), where not the original.
-    own_names: dict[str, str] = dataclasses.field(default_factory=dict)
-
-    def named(self, names) -> list[str]:
-        return [self.own_names.get(name, name) for name in names]
-
-
 def load_checkpoint(
     model: keras.Model, checkpoint: str | os.PathLike | ModelSource, encoder_only: bool = False
 ) -> LoadReport:
@@ -76,64 +53,14 @@ def load_checkpoint(
     assigned before every check; optimizer state is not loaded. Raises `InputError`, naming the
     checkpoint, for none there, a damaged one, or variables that do not fit the model."""
     source = checkpoint if isinstance(checkpoint, ModelSource) else ModelSource(checkpoint)
-    own = not encoder_only and source.saved_class(type(model))[0] is type(model)
-    if source.is_hf:
-        return assign(model, _hf_tensors(model, source), encoder_only, own)
     try:
-        return assign(model, _tf_tensors(model, source), encoder_only, own)
+        own = not encoder_only and source.saved_class(type(model))[0] is type(model)
+        return assign(model, source.tensors(model), encoder_only, own)
     except UNREADABLE_CHECKPOINT as e:
         raise InputError(
             f"{source.weights}: the checkpoint cannot be read ({first_line(e)}); it is truncated "
             "or damaged: copy or download it again"
         ) from None
-
-
-def _tf_tensors(model: keras.Model, source: ModelSource) -> Tensors:
-    reader, prefix = source.reader, source.weights
-    shapes, keys = reader.get_variable_to_shape_map(), checkpoints.object_graph_keys(reader)
-    if not keys:  # the original's names
-        skipped = sorted(name for name in shapes if _NOT_MODEL.search(name))
-        kept = {name: shape for name, shape in shapes.items() if name not in skipped}
-        return Tensors(prefix, kept, reader.get_tensor, skipped=skipped)
-    # A training checkpoint, by each variable's Keras path, not its place in the object graph:
-    # any run's checkpoint gives any model its encoder.
-    variables = variable_names(model)
-    table = {name: keys[v.path] for name, v in variables.items() if v.path in keys}
-    encoder = model.encoder_variable_names()
-    if not set(table) & set(encoder):
-        paths = [variable.path for variable in encoder.values()]
-        raise InputError(
-            f"{prefix}: a training checkpoint with no BERT encoder in it (none of "
-            f"{listing(paths, 2)}); expected one written by run_pretraining.py or a "
-            "fine-tuning script of bert_tf"
-        )
-    return Tensors(
-        prefix,
-        {name: shapes[key] for name, key in table.items()},
-        lambda name: reader.get_tensor(table[name]),
-        own_names={name: variable.path for name, variable in variables.items()},
-    )
-
-
-def _hf_tensors(model: keras.Model, source: ModelSource) -> Tensors:
-    weights = source.hf_weights
-    table = hf_format.original_names(model, weights.shapes)
-    optional = hf_format.POOLER_NAMES  # Hugging Face's token, span and masked-LM classes lack it
-    if "BertForMaskedLM" in (source.hf_values.get("architectures") or []):
-        optional += hf_format.NEXT_SENTENCE_NAMES  # a masked LM without the NSP head
-
-    def read(original: str) -> np.ndarray:
-        name, transposed = table[original]
-        return weights.read(name).T if transposed else weights.read(name)
-
-    shapes = {
-        original: weights.shapes[name][::-1] if transposed else weights.shapes[name]
-        for original, (name, transposed) in table.items()
-    }
-    # Each name as the file has it, or, for one it lacks, as the model's class would.
-    own = {original: name for original, (name, _) in hf_format.hf_names(model).items()}
-    own.update({original: name for original, (name, _) in table.items()})
-    return Tensors(source.weights, shapes, read, optional, own_names=own)
 
 
 def assign(
@@ -242,10 +169,9 @@ def load_model_directory(
     source = path if isinstance(path, ModelSource) else ModelSource(path)
     saved, said, head_shape = source.saved_class(model_class)
     if model_class is root_class(model_class):  # ConfigModel: the class the files name
-        family = model_classes(model_class)
-        cls = saved or next(c for c in family if c.__name__ == "BertEncoder")
+        cls = saved
     else:
-        if saved is not None and not encoder_only:
+        if not encoder_only:
             _check_head_class(source.directory, model_class, saved, said)
         cls = model_class
     description = source.description

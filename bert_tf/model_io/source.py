@@ -1,34 +1,35 @@
-"""A model's files, resolved once: `ModelSource(path)` knows what a model directory (or a
-checkpoint in one) holds: its format, weights, config, casing, labels, task and class, and its
-attention direction. Every user is handed the one object: the fine-tuning driver, the trainer's
-initialization, NER's labels, the converter, extract_features.py, fill_mask.py and
-`from_pretrained`; each rule below is decided here only.
+"""A model's files, resolved once: `ModelSource(path)` is the one reader of a model directory
+(or a checkpoint in one). Opening a path gives the loader of its format, found once, as
+`pathlib.Path` gives a `PosixPath`: `OriginalFiles` (the original's TF1 layout: a released
+model, run_pretraining.py's `pretrained/`, a converted one), `TrainingFiles` (a training
+output_dir's `ckpt-<step>`, by Keras paths) or `HfFiles` (Hugging Face's). Each answers config,
+vocab, casing, labels, task, class and tensors itself; this module holds what they share.
+Every user is handed the one object: the fine-tuning driver (its output_dir's checks too), the
+trainer's initialization, NER's labels, the converter, extract_features.py, fill_mask.py and
+`from_pretrained`. As keras-hub's `get_preset_loader` and `check_config_class`, the class is
+found among the subclasses of the one the caller hands in: this package imports no model class.
 
-A model directory is a released model or run_pretraining.py's `pretrained/` (bert_config.json,
-bert_model.ckpt, vocab.txt), a training output_dir (bert_config.json beside `ckpt-<step>`; a
-fine-tuning one also task_model.json, vocab.txt, labels.txt), or a Hugging Face one
-(config.json, model.safetensors, vocab.txt, tokenizer_config.json). As keras-hub's
-`get_preset_loader` and `check_config_class`, the class is found among the subclasses of the
-one the caller hands in: this package imports no model class.
-
-    source = ModelSource("output/mrpc")
+    source = ModelSource("output/mrpc")                 # a TrainingFiles
     source.config, source.labels, source.do_lower_case(), source.task   # BertConfig, [...], ...
 """
 
 from __future__ import annotations
 
+import dataclasses
 import functools
-import json
 import logging
 import os
+from collections.abc import Callable
 
-import keras
+import numpy as np
 
 from bert_tf.config import BertConfig
-from bert_tf.errors import InputError, first_line
+from bert_tf.errors import InputError
 from bert_tf.io import filesystem
-from bert_tf.io.fileio import atomic_open, atomic_write_text, read_text
-from bert_tf.model_io import checkpoints, hf_format
+from bert_tf.io.fileio import read_text
+from bert_tf.model_io import checkpoints, task_model
+from bert_tf.model_io.hf_format import TOKENIZER_CONFIG_FILE, read_hf_values
+from bert_tf.model_io.task_model import TASK_MODEL_FILE
 from bert_tf.text.casing import decide_do_lower_case
 from bert_tf.tokenization import checkpoint_model_name, released_model_do_lower_case
 
@@ -38,9 +39,6 @@ logger = logging.getLogger(__name__)
 LABELS_FILE = "labels.txt"
 # The config files of a model directory, in the order they are looked for (the original's).
 CONFIG_FILES = ("bert_config.json", "config.json")
-# What a fine-tuning run writes beside bert_config.json and vocab.txt, so that its output_dir
-# is a model directory: the task model's class and settings, and the casing it was trained with.
-TASK_MODEL_FILE = "task_model.json"
 
 
 def model_directory(path: str | os.PathLike) -> str:
@@ -52,45 +50,10 @@ def model_directory(path: str | os.PathLike) -> str:
     return directory
 
 
-def weights_path(path: str) -> str:
-    """The weights `path` means, by one rule for every kind: a checkpoint prefix (or one of its
-    files) is that checkpoint (`OUT/ckpt-2` is step 2); a Hugging Face directory its
-    safetensors; a training output_dir its latest checkpoint by its state file; a released
-    model's folder (or `pretrained/`) its bert_model.ckpt. Raises `InputError` for none."""
-    if checkpoints.checkpoint_prefix(path) is None and filesystem.isdir(path):
-        if hf_format.is_hf_directory(path):
-            return path
-        if _config_file(path) is None and checkpoints.latest_checkpoint(path) is None:
-            names = " or ".join(CONFIG_FILES)
-            raise InputError(f"{path}: no {names} and no checkpoint; expected a model directory")
-    return checkpoints.resolve_checkpoint_path(path)
-
-
-def _config_file(directory: str) -> str | None:
+def config_file(directory: str) -> str | None:
+    """The first of `CONFIG_FILES` in `directory`; None without one."""
     paths = (os.path.join(directory, name) for name in CONFIG_FILES)
     return next((path for path in paths if filesystem.isfile(path)), None)
-
-
-def task_model_description(directory: str) -> dict | None:
-    """`directory`'s `TASK_MODEL_FILE` (`write_task_model_files`'s), checked: `class_name`,
-    `config` (the model's Keras description), `do_lower_case`, `task` ("" where not
-    recorded); None without one. Raises `InputError` for a file that is not one."""
-    path = os.path.join(directory, TASK_MODEL_FILE)
-    if not filesystem.isfile(path):
-        return None
-    try:
-        values = json.loads(read_text(path, "a task model description (JSON)"))
-        model = values["model"]
-        if not isinstance(model["class_name"], str):
-            raise TypeError(f"class_name={model['class_name']!r}, expected a class's name")
-        return {
-            "class_name": model["class_name"],
-            "config": dict(model["config"]),
-            "do_lower_case": bool(values["do_lower_case"]),
-            "task": values.get("task", ""),
-        }
-    except (ValueError, KeyError, TypeError) as e:
-        raise InputError(f"{path}: not a task model description ({first_line(e)})") from None
 
 
 def model_classes(base: type) -> list[type]:
@@ -108,40 +71,76 @@ def root_class(cls: type) -> type:
     return [c for c in cls.__mro__ if "original_variable_names" in vars(c)][-1]
 
 
+def class_of(family: list[type], architecture: str) -> type:
+    """The class of `family` Hugging Face calls `architecture` (each model class's name in
+    the one format that names classes): "BertModel" is the encoder alone."""
+    return next(c for c in family if c.hf_architecture == architecture)
+
+
+@dataclasses.dataclass
+class Tensors:
+    """A checkpoint's tensors under the model's names: shapes, and how to read one."""
+
+    source: str
+    shapes: dict[str, list[int]]
+    read: Callable[[str], np.ndarray]
+    optional: tuple[str, ...] = ()  # may be missing: they keep their initial values
+    skipped: list[str] = dataclasses.field(default_factory=list)
+    # The checkpoint's own name of each, for messages (Hugging Face's), where not the original.
+    own_names: dict[str, str] = dataclasses.field(default_factory=dict)
+
+    def named(self, names) -> list[str]:
+        return [self.own_names.get(name, name) for name in names]
+
+
 class ModelSource:
     """The files of the model directory (or checkpoint) `path`, each read when first asked for,
     and once. Its weights are looked for then too: a folder with only a vocab.txt and a
-    config is a source of casing (`BertPreprocessor`); `weights` raises `InputError` there."""
+    config is a source of casing (`BertPreprocessor`); `weights` raises `InputError` there.
+    `ModelSource(path)` is an instance of the loader of the path's format (`formats`)."""
+
+    def __new__(cls, path: str | os.PathLike) -> ModelSource:
+        if cls is ModelSource:
+            from bert_tf.model_io.formats import format_of  # the formats derive from this class
+
+            cls = format_of(os.fspath(path))
+        return super().__new__(cls)
+
+    # Which format the converter writes this one in: Hugging Face's, but for Hugging Face's.
+    converts_to_original = False
 
     def __init__(self, path: str | os.PathLike) -> None:
         self.path = os.fspath(path)
         self.directory = model_directory(self.path)
-        self._saved_classes: dict[type, tuple] = {}  # `saved_class`'s, by family
+        self._saved_classes: dict[type, type] = {}  # `saved_class`'s, by family
+
+    # What each format answers itself.
+    def tensors(self, model) -> Tensors:
+        """The weights under `model`'s names (`load_checkpoint` assigns them)."""
+        raise NotImplementedError
+
+    def _saved_class(self, family: list[type]) -> tuple[type, str, list[int]]:
+        raise NotImplementedError
 
     @functools.cached_property
     def weights(self) -> str:
-        """The checkpoint prefix, or the Hugging Face folder (`weights_path`)."""
-        return weights_path(self.path)
-
-    @functools.cached_property
-    def is_hf(self) -> bool:
-        return hf_format.is_hf_directory(self.weights)
-
-    @functools.cached_property
-    def hf_weights(self) -> hf_format.HfWeights:
-        return hf_format.HfWeights(self.directory)
-
-    @functools.cached_property
-    def hf_values(self) -> dict:
-        return hf_format.read_hf_values(self.directory)
-
-    @functools.cached_property
-    def reader(self):
-        return checkpoints.checkpoint_reader(self.weights)
+        """The checkpoint `path` means, by one rule for every kind: a checkpoint prefix (or one
+        of its files) is that checkpoint (`OUT/ckpt-2` is step 2); a training output_dir its
+        latest checkpoint by its state file; a released model's folder (or `pretrained/`) its
+        bert_model.ckpt (`HfFiles`: its folder). Raises `InputError` for none."""
+        path = self.path
+        if checkpoints.checkpoint_prefix(path) is None and filesystem.isdir(path):
+            if config_file(path) is None and checkpoints.latest_checkpoint(path) is None:
+                names = " or ".join(CONFIG_FILES)
+                raise InputError(
+                    f"{path}: no {names} and no checkpoint; expected a model directory"
+                )
+        return checkpoints.resolve_checkpoint_path(path)
 
     @functools.cached_property
     def description(self) -> dict | None:
-        return task_model_description(self.directory)
+        """task_model.json's (`task_model.read_description`); None without one."""
+        return task_model.read_description(self.directory)
 
     @property
     def task(self) -> str:
@@ -150,15 +149,13 @@ class ModelSource:
 
     @functools.cached_property
     def config(self) -> BertConfig:
-        """The directory's `BertConfig` (see `CONFIG_FILES`; Hugging Face's names mapped)."""
-        found = _config_file(self.directory)
+        """The directory's `BertConfig` (the first of `CONFIG_FILES`, read as its format)."""
+        found = config_file(self.directory)
         if found is None:
             raise InputError(
                 f"{self.directory}: no {' or '.join(CONFIG_FILES)} in this model directory; "
                 "pass config=BertConfig.from_json_file(...) (the config it was trained with)"
             )
-        if os.path.basename(found) == hf_format.CONFIG_FILE:
-            return hf_format.read_hf_config(self.directory)
         return BertConfig.from_json_file(found)
 
     @functools.cached_property
@@ -168,97 +165,72 @@ class ModelSource:
 
     @functools.cached_property
     def labels(self) -> list[str] | None:
-        """labels.txt's labels, else a Hugging Face config's named id2label; None without."""
+        """labels.txt's labels; None without."""
         path = os.path.join(self.directory, LABELS_FILE)
-        if filesystem.isfile(path):
-            lines = read_text(path, "labels, one a line").splitlines()
-            return [line.strip() for line in lines if line.strip()]
-        if self.is_hf:
-            id2label = self.hf_values.get("id2label") or {}
-            labels = [id2label[key] for key in sorted(id2label, key=int)]
-            if labels and labels != [f"LABEL_{i}" for i in range(len(labels))]:
-                return labels
-        return None
+        if not filesystem.isfile(path):
+            return None
+        lines = read_text(path, "labels, one a line").splitlines()
+        return [line.strip() for line in lines if line.strip()]
+
+    def casing_evidence(self) -> tuple[bool | None, str]:
+        """What the files say of casing, and why: task_model.json, then tokenizer_config.json
+        (every directory `saving.save_model_directory` writes has one), then the name."""
+        if self.description is not None:
+            return self.description["do_lower_case"], f"its {TASK_MODEL_FILE} says"
+        tokenizer = os.path.join(self.directory, TOKENIZER_CONFIG_FILE)
+        if filesystem.isfile(tokenizer):
+            values = read_hf_values(self.directory, TOKENIZER_CONFIG_FILE)
+            return values.get("do_lower_case"), f"its {TOKENIZER_CONFIG_FILE} says"
+        name = checkpoint_model_name(self.path) or os.path.basename(self.directory.rstrip("/"))
+        said = released_model_do_lower_case(name)
+        return said, f"`{name}` is a {'lower-cased' if said else 'cased'} model, so"
 
     def do_lower_case(
         self, given: bool | None = None, flag: str = "", vocab_file: str | None = None
     ) -> bool:
         """Whether the model lower-cases its text, by `text.casing`'s rule on its evidence: its
-        files (task_model.json, tokenizer_config.json), its name, its vocab (`vocab_file`, the
-        one its text is tokenized with, else its own), then `given` (the flag; None: ask)."""
-        tokenizer = os.path.join(self.directory, hf_format.TOKENIZER_CONFIG_FILE)
-        name = checkpoint_model_name(self.path) or os.path.basename(self.directory.rstrip("/"))
-        if self.description is not None:
-            said, why = self.description["do_lower_case"], f"its {TASK_MODEL_FILE} says"
-        elif filesystem.isfile(tokenizer):
-            values = hf_format.read_hf_values(self.directory, hf_format.TOKENIZER_CONFIG_FILE)
-            said, why = values.get("do_lower_case"), f"its {hf_format.TOKENIZER_CONFIG_FILE} says"
-        else:
-            said = released_model_do_lower_case(name)
-            why = f"`{name}` is a {'lower-cased' if said else 'cased'} model, so"
+        files, its name, its vocab (`vocab_file`, the one its text is tokenized with, else its
+        own), then `given` (the flag; None: ask)."""
+        said, why = self.casing_evidence()
         where = f"{flag}={self.path}" if flag else self.path
-        vocab = vocab_file or self.vocab_file
-        return decide_do_lower_case(given, where, said, why, vocab)
+        return decide_do_lower_case(given, where, said, why, vocab_file or self.vocab_file)
 
     def with_attention(self, config: BertConfig) -> BertConfig:
         """`config`, made causal when these weights were pre-trained left to right (their
         directory's config says so): the attention direction belongs to the weights,
         whichever bert_config.json gives the shape."""
-        if config.causal_attention or _config_file(self.directory) is None:
+        if config.causal_attention or config_file(self.directory) is None:
             return config
         if self.config.causal_attention:
             logger.info("%s: pre-trained left to right, so causal attention", self.directory)
             config = config.replace(causal_attention=True)
         return config
 
-    def saved_class(self, base: type) -> tuple[type | None, str, list[int]]:
-        """The model class the files name (a subclass of `base`'s family root), the file that
-        says so, and the shape of its head's `output_weights` there ([num_labels, H]; []
-        where not read); (None, "", []) where they name none (the encoder alone). Raises
+    def saved_class(self, base: type) -> tuple[type, str, list[int]]:
+        """The model class the files name (of `base`'s family; the encoder, `BertModel`'s,
+        where they name no head), the file that says so ("" for none), and the shape of its
+        head's `output_weights` there ([num_labels, H]; [] where not read). Raises
         `InputError` where task_model.json names a class that is not one of the family."""
         root = root_class(base)  # found once per family: a load asks it up to three times
         if root not in self._saved_classes:
-            self._saved_classes[root] = self._saved_class(model_classes(root))
+            family = model_classes(root)
+            found = task_model.described_class(self.description, self.directory, family)
+            self._saved_classes[root] = found or self._saved_class(family)
         return self._saved_classes[root]
 
-    def _saved_class(self, family: list[type]) -> tuple[type | None, str, list[int]]:
-        if self.description is not None:
-            name = self.description["class_name"]
-            said = os.path.join(self.directory, TASK_MODEL_FILE)
-            found = next((c for c in family if c.__name__ == name), None)
-            if found is None:
-                raise InputError(
-                    f"{said}: describes a {name!r}, not one of bert_tf's models (expected "
-                    f"{', '.join(sorted(c.__name__ for c in family if c.hf_architecture))})"
-                )
-            return found, said, []
-        if self.is_hf:
-            return self._hf_class(family)
-        if self.reader.has_tensor(checkpoints.OBJECT_GRAPH):  # run_pretraining.py's (a
-            pretrainer = next(c for c in family if c.__name__ == "BertPretrainer")  # fine-
-            return pretrainer, self.weights, []  # tuning run's has a task_model.json)
-        shapes = self.reader.get_variable_to_shape_map()
-        found = [c for c in family if c.original_head in shapes]
-        # The original's heads first: a top-level output_weights is its run_classifier's.
-        found.sort(key=lambda c: c.original_head is None)
-        if not found:
-            return None, "", []
-        return found[0], self.weights, list(shapes.get(found[0].original_head, []))
+    # The checks of a fine-tuning output_dir before a rerun resumes, evaluates or predicts there
+    # (`task_model`'s): the task, config and model it was fine-tuned with must be this run's.
+    def check_task(self, task: str) -> None:
+        task_model.check_task(self, task)
 
-    def _hf_class(self, family: list[type]) -> tuple[type | None, str, list[int]]:
-        shapes = self.hf_weights.shapes
-        shapes = shapes | {name.removeprefix("bert."): shape for name, shape in shapes.items()}
-        archs = self.hf_values.get("architectures") or []
-        found = [c for c in family if c.hf_architecture and c.hf_architecture in archs]
-        said = os.path.join(self.directory, hf_format.CONFIG_FILE) if found else self.weights
-        if not found:  # by its head's names; the same names with a pooler or without
-            pooler = "pooler.dense.weight" in shapes  # (a sequence or a token classifier)
-            found = [c for c in family if set(_head_hf_names(c)) & set(shapes)]
-            found.sort(key=lambda c: (c.hf_pooler != pooler, c.original_head is None))
-        if not found:
-            return None, "", []
-        head = next((n for n in _head_hf_names(found[0]) if n.endswith(".weight")), "")
-        return found[0], said, list(shapes.get(head, []))
+    def trained_config(self, config: BertConfig, config_file: str) -> BertConfig:
+        return task_model.trained_config(self, config, config_file)
+
+    def check_same_model(self, model, do_lower_case: bool, vocab_file: str) -> None:
+        task_model.check_same_model(self, model, do_lower_case, vocab_file)
+
+    def head_mismatch(self, model, labels: list[str] | None) -> str:
+        return task_model.head_mismatch(self, model, labels)
 
 
 def model_do_lower_case(
@@ -270,25 +242,3 @@ def model_do_lower_case(
     if source is not None:
         return source.do_lower_case(given, flag, vocab_file)
     return decide_do_lower_case(given, vocab_file=vocab_file)
-
-
-def _head_hf_names(cls: type) -> list[str]:
-    return [hf for original, hf in cls.hf_names.items() if not original.startswith("bert/")]
-
-
-def write_task_model_files(
-    output_dir: str, model: keras.Model, vocab_file: str, do_lower_case: bool, task: str = ""
-) -> None:
-    """Writes bert_config.json, vocab.txt and `TASK_MODEL_FILE` (with the `task` fine-tuned,
-    e.g. "MRPC") into `output_dir`: what `ModelSource.description` reads back."""
-    model.config.to_json_file(os.path.join(output_dir, "bert_config.json"))
-    with (
-        filesystem.open_file(vocab_file, "rb") as source,
-        atomic_open(os.path.join(output_dir, "vocab.txt"), "wb") as target,
-    ):
-        target.write(source.read())
-    description = {"model": keras.saving.serialize_keras_object(model)}
-    description |= {"do_lower_case": do_lower_case} | ({"task": task} if task else {})
-    atomic_write_text(
-        os.path.join(output_dir, TASK_MODEL_FILE), json.dumps(description, indent=2) + "\n"
-    )

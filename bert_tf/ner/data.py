@@ -204,20 +204,17 @@ def tfds_conll2003(split: str, data_dir: str | None) -> ConllFile:
 
 
 def resolve_labels(
-    output_dir: str, init_source: ModelSource | None, train: ConllFile | None
+    output: ModelSource, init_source: ModelSource | None, train: ConllFile | None
 ) -> tuple[list[str], str]:
     """The label set and where it comes from: the training file's entity types when
-    training (checked against an earlier run's labels.txt in output_dir), else
-    output_dir/labels.txt, else the labels of the model `init_source` (--init_checkpoint).
+    training (checked against an earlier run's labels in the output_dir `output`), else
+    `output`'s labels, else the labels of the model `init_source` (--init_checkpoint).
 
     Raises:
         InputError: the training file's tags differ from the earlier run's, or no label set
             is found.
     """
-    saved_file, saved = os.path.join(output_dir, LABELS_FILE), None
-    if filesystem.isfile(saved_file):
-        with filesystem.open_file(saved_file) as f:
-            saved = [line.strip() for line in f if line.strip()]
+    saved, saved_file = output.labels, os.path.join(output.path, LABELS_FILE)
     if train is not None:
         labels = label_list(train.entity_types())
         if saved is not None and saved != labels:
@@ -231,7 +228,7 @@ def resolve_labels(
         saved, saved_file = init_source.labels, os.path.join(init_source.directory, LABELS_FILE)
     if saved is None:
         raise InputError(
-            f"no {LABELS_FILE} in --output_dir={output_dir}"
+            f"no {LABELS_FILE} in --output_dir={output.path}"
             + (" or beside --init_checkpoint" if init_source else "")
             + ": the label set is written there when the model is trained (--do_train)"
         )

@@ -20,7 +20,6 @@ from bert_tf.finetuning.task import Predictions, Task
 from bert_tf.io.tfrecord import RecordSchema
 from bert_tf.ner import results
 from bert_tf.ner.data import (
-    LABELS_FILE,
     ConllFile,
     check_tags,
     find_split_file,
@@ -57,7 +56,7 @@ class NerTask(Task):
 
     def prepare(self, examples: dict) -> None:
         self.labels, source = resolve_labels(
-            self.options.output_dir, self.init_source, examples.get("train")
+            self.output_source, self.init_source, examples.get("train")
         )
         for split in ("dev", "test"):
             if split in examples:
@@ -68,8 +67,8 @@ class NerTask(Task):
             len(self.labels), self.options.feature_based, self.options.lstm_units
         )
 
-    def model_files(self) -> dict[str, str]:
-        return {LABELS_FILE: "".join(f"{label}\n" for label in self.labels)}
+    def model_labels(self) -> list[str]:
+        return self.labels
 
     def features(self, conll: ConllFile, split, tokenizer):
         return list(

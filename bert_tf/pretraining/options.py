@@ -119,6 +119,12 @@ class PretrainingOptions(TrainingOptions, EvalOptions):
     vocab_file: str | None = option(
         None, "Optional: copied into output_dir/pretrained/ next to the model."
     )
+    do_lower_case: bool | None = option(
+        None,
+        "Optional: the casing the records were made with (create_pretraining_data.py's "
+        "--do_lower_case), recorded beside the model (tokenizer_config.json); unset: a "
+        "fine-tuning run reads it from the vocab.",
+    )
     eval_input_file: str | None = option(
         None,
         "Held-out records for --do_eval (a glob or comma separated); unset: --input_file, as "

@@ -21,7 +21,7 @@ import tensorflow as tf
 from bert_tf.config import BertConfig
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import check_writable_folder, staging_folder
-from bert_tf.model_io.checkpoints import save_original_checkpoint
+from bert_tf.model_io.saving import save_model_directory
 from bert_tf.options import check_options
 from bert_tf.pretraining.documents import expand_input_files
 from bert_tf.pretraining.input_pipeline import (
@@ -76,9 +76,10 @@ def run_pretraining(options: PretrainingOptions) -> dict:
     if is_chief(strategy):
         # Beside the training checkpoints: what fine-tuning from a `ckpt-N` needs to know
         # (an LTR model's attention is causal), and its vocab: output_dir is a model directory.
-        trainer.model.config.to_json_file(os.path.join(options.output_dir, "bert_config.json"))
-        if options.vocab_file:
-            filesystem.copy(options.vocab_file, os.path.join(options.output_dir, "vocab.txt"))
+        save_model_directory(
+            options.output_dir, trainer.model, options.vocab_file, options.do_lower_case,
+            weights=False,
+        )  # fmt: skip
     if options.do_train:
         _log_training(options, strategy.num_replicas_in_sync)
         seen = trainer.global_step * options.train_batch_size if options.resume_input else 0
@@ -88,7 +89,9 @@ def run_pretraining(options: PretrainingOptions) -> dict:
         with naming_damaged_records("--input_file", input_files):
             train(trainer, settings, dataset, options.num_train_steps)
         if is_chief(strategy):
-            export_pretrained(trainer.model, options.output_dir, options.vocab_file)
+            export_pretrained(
+                trainer.model, options.output_dir, options.vocab_file, options.do_lower_case
+            )
     return _evaluate(trainer, options, eval_files) if options.do_eval else {}
 
 
@@ -145,17 +148,17 @@ def _dataset(
     return dataset.with_options(data_options)
 
 
-def export_pretrained(model, output_dir: str, vocab_file: str | None = None) -> str:
+def export_pretrained(
+    model, output_dir: str, vocab_file: str | None = None, do_lower_case: bool | None = None
+) -> str:
     """Writes `output_dir/pretrained/`: bert_model.ckpt (original names), bert_config.json
-    (with causal_attention for a left-to-right model) and vocab.txt, as Google's released
-    models are laid out. Staged beside it and moved into place whole (the config last), on a
-    local disk as in a bucket: a folder cut short never looks like a model."""
+    (with causal_attention for a left-to-right model), vocab.txt and, where the casing is
+    known, tokenizer_config.json, as Google's released models are laid out. Staged beside it
+    and moved into place whole (the config last), on a local disk as in a bucket: a folder
+    cut short never looks like a model."""
     directory = os.path.join(output_dir, "pretrained")
     with staging_folder(directory) as staging:
-        save_original_checkpoint(model, os.path.join(staging, "bert_model.ckpt"))
-        model.config.to_json_file(os.path.join(staging, "bert_config.json"))
-        if vocab_file:
-            filesystem.copy(vocab_file, os.path.join(staging, "vocab.txt"))
+        save_model_directory(staging, model, vocab_file, do_lower_case)
         if filesystem.isdir(directory):  # an earlier export, of fewer steps
             filesystem.rmtree(directory)
         filesystem.rename(staging, directory, last=("bert_model.ckpt.index", "bert_config.json"))

@@ -1,6 +1,6 @@
-"""The init-checkpoint policy of a trainer: which of a model's weights an --init_checkpoint gives it
-(its encoder always; its head only where the checkpoint's computes the same), and the one line
-where a model to evaluate or export without training would keep a random head."""
+"""A trainer's model from its --init_checkpoint: its encoder always, its head only where the
+checkpoint's computes the same (the model directory's rule, `ModelSource.head_mismatch`), and
+the one line where a model to evaluate or export without training would keep a random head."""
 
 from __future__ import annotations
 
@@ -23,9 +23,9 @@ def initialize(
     labels: list[str] | None = None,
 ) -> LoadReport:
     """`model` from the init checkpoint `source`, its head too where the checkpoint holds one
-    that computes the same (`head_mismatch`), else its encoder only (a warning: the head
+    that computes the same (`ModelSource.head_mismatch`), else its encoder only (a warning: the head
     starts new). A model to evaluate or export without training must get its head there."""
-    mismatch = head_mismatch(model, source, labels)
+    mismatch = source.head_mismatch(model, labels)
     if mismatch:
         logger.warning(
             "--init_checkpoint=%s %s: only its encoder is loaded, the %s head starts new",
@@ -41,45 +41,3 @@ def initialize(
             "a fine-tuned model"
         )
     return report
-
-
-def head_mismatch(model: keras.Model, source: ModelSource, labels: list[str] | None) -> str:
-    """Why the task head `source` holds is not `model`'s to take ("" where it is, or where it
-    holds none): another class (a NER model's, for a classifier: both heads live under the
-    same names), other settings (3 labels, or a feature-based tagger's BiLSTM), or other
-    labels (RTE's from MRPC's). A head for the same labels carries over: AX is MNLI's."""
-    saved, said, _ = source.saved_class(type(model))
-    if saved is None or saved.head_scope is None:
-        return ""
-    if saved is not type(model):
-        return f"holds a {saved.__name__} ({said})"
-    differ = task_model_differences(source.description, model)
-    if differ:
-        return f"holds a {saved.__name__} with {', '.join(differ)} ({said})"
-    if labels and source.labels and source.labels != labels:
-        task = f" fine-tuned on {source.task}" if source.task else ""
-        return (
-            f"holds a {saved.__name__}{task} for the labels {' '.join(source.labels)}, not "
-            f"{' '.join(labels)}"
-        )
-    return ""
-
-
-def task_model_differences(description: dict | None, model: keras.Model) -> list[str]:
-    """What the task model `description` (task_model.json's) has otherwise than `model`: its
-    class first, then each setting ("num_labels=3, not 2"); [] where it is the same (or none
-    is described). The same variables computing something else would load silently."""
-    if description is None:
-        return []
-    built = keras.saving.serialize_keras_object(model)
-    found = [] if description["class_name"] == built["class_name"] else [
-        f"a {description['class_name']}, not a {built['class_name']}"
-    ]  # fmt: skip
-    trained, settings = description["config"], built["config"]
-    keys = sorted((set(trained) | set(settings)) - {"config", "name"})
-    found += [
-        f"{key}={trained.get(key)!r}, not {settings.get(key)!r}"
-        for key in keys
-        if trained.get(key) != settings.get(key)
-    ]
-    return found
