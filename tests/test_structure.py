@@ -121,7 +121,7 @@ def test_the_librarys_root_holds_at_most_eight_modules():
 
 
 def test_a_model_directorys_format_is_told_apart_in_one_place():
-    """`model_io.formats.format_of` picks the loader of a path's format once; elsewhere no
+    """`ModelSource(path)` asks the format loaders (`model_io.formats`) once; elsewhere no
     code branches on a format or finds a model class by its name (task_model.json's own
     `class_name` is read where that file is)."""
     allowed = {"bert_tf/model_io/formats.py", "bert_tf/model_io/hf_format.py"}

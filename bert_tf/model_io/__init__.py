@@ -13,3 +13,6 @@ to build (keras-hub's `from_preset` shape), so nothing here depends on the model
 - `hf_format`: Hugging Face's config.json and safetensors, by the same names.
 - `convert`: a model directory to the other format (`convert_checkpoint`).
 """
+
+# The format loaders, defined where `ModelSource(path)` can ask them (it imports none itself).
+from bert_tf.model_io import formats  # noqa: E402, F401

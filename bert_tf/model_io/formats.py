@@ -1,6 +1,7 @@
 """The loaders of the three formats a model directory comes in, each a `ModelSource` that
-answers its format's questions (config, labels, class, tensors) itself, found once by
-`format_of`: the only place that tells the formats apart.
+answers its format's questions (which paths are its own, config, labels, class, tensors)
+itself: the only place that tells the formats apart. `ModelSource(path)` asks each in turn
+(`HfFiles`, `TrainingFiles`, then `OriginalFiles`, which takes any other path).
 
 - `OriginalFiles`: the original's TF1 layout, variables by the original's names (a released
   model, run_pretraining.py's `pretrained/`, a model converted from Hugging Face's).
@@ -31,23 +32,15 @@ _NOT_MODEL = re.compile(
 )
 
 
-def format_of(path: str) -> type[ModelSource]:
-    """The loader of the model directory (or checkpoint) `path`: Hugging Face's where its
-    folder has config.json and no bert_config.json, else by the checkpoint's own evidence (an
-    object graph: a training checkpoint). A folder without weights (a config and a vocab: a
-    source of casing) or with a damaged checkpoint reads as the original's layout, whose
-    `weights` and `tensors` then say what is wrong."""
-    if checkpoints.checkpoint_prefix(path) is None and hf_format.is_hf_directory(path):
-        return HfFiles
-    try:
-        reader = checkpoints.checkpoint_reader(checkpoints.resolve_checkpoint_path(path))
-        return TrainingFiles if reader.has_tensor(checkpoints.OBJECT_GRAPH) else OriginalFiles
-    except (InputError, *UNREADABLE_CHECKPOINT):
-        return OriginalFiles
-
-
 class OriginalFiles(ModelSource):
-    """The original's layout: bert_config.json, bert_model.ckpt by the original's names."""
+    """The original's layout: bert_config.json, bert_model.ckpt by the original's names. Any
+    path the other loaders do not claim: a folder without weights (a config and a vocab: a
+    source of casing) or with a damaged checkpoint too, whose `weights` and `tensors` then
+    say what is wrong."""
+
+    @classmethod
+    def claims(cls, path: str) -> bool:
+        return True
 
     @functools.cached_property
     def reader(self):
@@ -72,6 +65,15 @@ class OriginalFiles(ModelSource):
 class TrainingFiles(OriginalFiles):
     """A bert_tf training output_dir: `ckpt-<step>` by Keras paths, bert_config.json beside
     (a fine-tuning one's also task_model.json, vocab.txt, labels.txt)."""
+
+    @classmethod
+    def claims(cls, path: str) -> bool:
+        """By the checkpoint's own evidence: an object graph."""
+        try:
+            reader = checkpoints.checkpoint_reader(checkpoints.resolve_checkpoint_path(path))
+        except (InputError, *UNREADABLE_CHECKPOINT):
+            return False
+        return reader.has_tensor(checkpoints.OBJECT_GRAPH)
 
     def tensors(self, model: keras.Model) -> Tensors:
         # By each variable's Keras path, not its place in the object graph: any run's
@@ -105,6 +107,11 @@ class HfFiles(ModelSource):
     tokenizer_config.json."""
 
     converts_to_original = True
+
+    @classmethod
+    def claims(cls, path: str) -> bool:
+        """A folder with config.json and no bert_config.json."""
+        return checkpoints.checkpoint_prefix(path) is None and hf_format.is_hf_directory(path)
 
     @functools.cached_property
     def weights(self) -> str:

@@ -97,13 +97,26 @@ class ModelSource:
     """The files of the model directory (or checkpoint) `path`, each read when first asked for,
     and once. Its weights are looked for then too: a folder with only a vocab.txt and a
     config is a source of casing (`BertPreprocessor`); `weights` raises `InputError` there.
-    `ModelSource(path)` is an instance of the loader of the path's format (`formats`)."""
+    `ModelSource(path)` is an instance of the loader of the path's format, the first whose
+    `claims` says so."""
+
+    # The loaders of the formats, each asked in turn whether a path is of its format: the
+    # last defined first (a subclass before its base; `formats` defines them, imported with
+    # this package).
+    _loaders: list[type[ModelSource]] = []
+
+    def __init_subclass__(cls, **kwargs) -> None:
+        super().__init_subclass__(**kwargs)
+        ModelSource._loaders.insert(0, cls)
+
+    @classmethod
+    def claims(cls, path: str) -> bool:
+        """Whether `path` is of this loader's format."""
+        raise NotImplementedError
 
     def __new__(cls, path: str | os.PathLike) -> ModelSource:
         if cls is ModelSource:
-            from bert_tf.model_io.formats import format_of  # the formats derive from this class
-
-            cls = format_of(os.fspath(path))
+            cls = next(loader for loader in ModelSource._loaders if loader.claims(os.fspath(path)))
         return super().__new__(cls)
 
     # Which format the converter writes this one in: Hugging Face's, but for Hugging Face's.
@@ -218,19 +231,88 @@ class ModelSource:
             self._saved_classes[root] = found or self._saved_class(family)
         return self._saved_classes[root]
 
-    # The checks of a fine-tuning output_dir before a rerun resumes, evaluates or predicts there
-    # (`task_model`'s): the task, config and model it was fine-tuned with must be this run's.
+    def head_mismatch(self, model, labels: list[str] | None) -> str:
+        """Why the task head these files hold is not `model`'s to take ("" where it is, or
+        where they hold none): another class (a NER model's, for a classifier: both heads live
+        under the same names), other settings (3 labels, or a feature-based tagger's BiLSTM),
+        or other labels (RTE's from MRPC's). A head for the same labels carries over: AX is
+        MNLI's."""
+        saved, said, _ = self.saved_class(type(model))
+        if saved.head_scope is None:
+            return ""
+        if saved is not type(model):
+            return f"holds a {saved.__name__} ({said})"
+        differ = task_model.differences(self.description, model)
+        if differ:
+            return f"holds a {saved.__name__} with {', '.join(differ)} ({said})"
+        if labels and self.labels and self.labels != labels:
+            task = f" fine-tuned on {self.task}" if self.task else ""
+            return (
+                f"holds a {saved.__name__}{task} for the labels {' '.join(self.labels)}, not "
+                f"{' '.join(labels)}"
+            )
+        return ""
+
+    # A fine-tuning output_dir, checked before a rerun resumes, evaluates or predicts there: the
+    # same variables computing something else would restore silently.
+    def _fine_tuned(self) -> dict | None:
+        """task_model.json's description, once a checkpoint is there; None before."""
+        return self.description if checkpoints.training_checkpoints(self.directory) else None
+
     def check_task(self, task: str) -> None:
-        task_model.check_task(self, task)
+        """Raises `InputError` when this output_dir holds a model fine-tuned on another task,
+        which the run would resume (or evaluate) as its own, overwriting its results."""
+        found = self._fine_tuned()
+        if found and found["task"] and found["task"] != task:
+            raise InputError(
+                f"--output_dir={self.path}: holds a {found['class_name']} fine-tuned on "
+                f"{found['task']}, not on {task}; give each task an --output_dir of its own"
+            )
 
     def trained_config(self, config: BertConfig, config_file: str) -> BertConfig:
-        return task_model.trained_config(self, config, config_file)
+        """The config to resume or predict from this output_dir with: its own bert_config.json
+        once it holds a checkpoint (else `config`, read from `config_file`). The attention
+        direction belongs to the weights (a `config_file` of the shape alone leaves a
+        left-to-right model causal); any other key set otherwise is an `InputError`."""
+        own = os.path.join(self.directory, "bert_config.json")
+        if not (filesystem.isfile(own) and checkpoints.training_checkpoints(self.directory)):
+            return config
+        trained, given = BertConfig.from_json_file(own), config.to_dict()
+        for key, value in trained.to_dict().items():
+            if key != "causal_attention" and given.get(key) != value:
+                raise InputError(
+                    f"--bert_config_file={config_file}: {key}={given.get(key)!r}, but "
+                    f"--output_dir={self.path} was fine-tuned with {key}={value!r} (its "
+                    "bert_config.json); give that config, or another --output_dir"
+                )
+        if trained.causal_attention and not config.causal_attention:
+            logger.info("%s: fine-tuned left to right, so causal attention", own)
+        return trained
 
     def check_same_model(self, model, do_lower_case: bool, vocab_file: str) -> None:
-        task_model.check_same_model(self, model, do_lower_case, vocab_file)
+        """Raises `InputError` when this output_dir holds a checkpoint of a task model other
+        than the run's: another class, other settings (the feature-based layers), another
+        casing or another vocab; the rerun would also write its task_model.json over the one
+        that says so."""
+        found = self._fine_tuned()
+        if found is None:
+            return
+        mismatches = task_model.differences(found, model)
+        if found["do_lower_case"] != do_lower_case:
+            mismatches.append(f"do_lower_case={found['do_lower_case']}, not {do_lower_case}")
+        if self.vocab_file and _read_bytes(self.vocab_file) != _read_bytes(vocab_file):
+            mismatches.append(f"its vocab.txt, not --vocab_file={vocab_file}")
+        if mismatches:
+            raise InputError(
+                f"--output_dir={self.path}: its checkpoint is of {', '.join(mismatches)} as "
+                "this run's options build (its task_model.json); rerun with the options it was "
+                "trained with, or give another --output_dir"
+            )
 
-    def head_mismatch(self, model, labels: list[str] | None) -> str:
-        return task_model.head_mismatch(self, model, labels)
+
+def _read_bytes(path: str) -> bytes:
+    with filesystem.open_file(path, "rb") as f:
+        return f.read()
 
 
 def model_do_lower_case(

@@ -1,8 +1,7 @@
 """task_model.json, the file that says which task model a directory holds (its class and
-settings, its casing, the task fine-tuned), and the rules that read it: whose head an init
-checkpoint may give a model, and whether a fine-tuning output_dir holds this run's model
-before a rerun resumes, evaluates or predicts there (the same variables computing something
-else would restore silently). `ModelSource` answers each as its own method.
+settings, its casing, the task fine-tuned): written, read and compared with a model here;
+`ModelSource` reads it for the class, casing and task, and for its checks of an init
+checkpoint's head and of a fine-tuning output_dir.
 """
 
 from __future__ import annotations
@@ -10,18 +9,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-from typing import TYPE_CHECKING
 
 import keras
 
-from bert_tf.config import BertConfig
 from bert_tf.errors import InputError, first_line
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text, read_text
-from bert_tf.model_io.checkpoints import training_checkpoints
-
-if TYPE_CHECKING:
-    from bert_tf.model_io.source import ModelSource
 
 logger = logging.getLogger(__name__)
 
@@ -96,91 +89,3 @@ def differences(description: dict | None, model: keras.Model) -> list[str]:
         if trained.get(key) != settings.get(key)
     ]
     return found
-
-
-def head_mismatch(source: ModelSource, model: keras.Model, labels: list[str] | None) -> str:
-    """Why the task head `source` holds is not `model`'s to take ("" where it is, or where it
-    holds none): another class (a NER model's, for a classifier: both heads live under the
-    same names), other settings (3 labels, or a feature-based tagger's BiLSTM), or other
-    labels (RTE's from MRPC's). A head for the same labels carries over: AX is MNLI's."""
-    saved, said, _ = source.saved_class(type(model))
-    if saved.head_scope is None:
-        return ""
-    if saved is not type(model):
-        return f"holds a {saved.__name__} ({said})"
-    differ = differences(source.description, model)
-    if differ:
-        return f"holds a {saved.__name__} with {', '.join(differ)} ({said})"
-    if labels and source.labels and source.labels != labels:
-        task = f" fine-tuned on {source.task}" if source.task else ""
-        return (
-            f"holds a {saved.__name__}{task} for the labels {' '.join(source.labels)}, not "
-            f"{' '.join(labels)}"
-        )
-    return ""
-
-
-def _trained(source: ModelSource) -> bool:
-    return bool(training_checkpoints(source.directory))
-
-
-def check_task(source: ModelSource, task: str) -> None:
-    """Raises `InputError` when the output_dir `source` holds a model fine-tuned on another
-    task, which this run would resume (or evaluate) as if it were its own, and whose results
-    it would overwrite."""
-    found = source.description if _trained(source) else None
-    if found and found["task"] and found["task"] != task:
-        raise InputError(
-            f"--output_dir={source.path}: holds a {found['class_name']} fine-tuned on "
-            f"{found['task']}, not on {task}; give each task an --output_dir of its own"
-        )
-
-
-def trained_config(source: ModelSource, config: BertConfig, config_file: str) -> BertConfig:
-    """The config to resume or predict from the fine-tuning output_dir `source` with: its own
-    bert_config.json once it holds a checkpoint (else `config`, read from `config_file`). The
-    attention direction belongs to the weights (a `config_file` of the shape alone leaves a
-    left-to-right model causal); any other key set otherwise is an `InputError` naming both."""
-    own = os.path.join(source.directory, "bert_config.json")
-    if not (filesystem.isfile(own) and _trained(source)):
-        return config
-    trained = BertConfig.from_json_file(own)
-    given = config.to_dict()
-    for key, value in trained.to_dict().items():
-        if key != "causal_attention" and given.get(key) != value:
-            raise InputError(
-                f"--bert_config_file={config_file}: {key}={given.get(key)!r}, but "
-                f"--output_dir={source.path} was fine-tuned with {key}={value!r} (its "
-                "bert_config.json); give that config, or another --output_dir"
-            )
-    if trained.causal_attention and not config.causal_attention:
-        logger.info("%s: fine-tuned left to right, so causal attention", own)
-    return trained
-
-
-def check_same_model(
-    source: ModelSource, model: keras.Model, do_lower_case: bool, vocab_file: str
-) -> None:
-    """Raises `InputError` when the fine-tuning output_dir `source` holds a checkpoint of a
-    task model other than this run's: another class, other settings (the feature-based
-    layers), another casing or another vocab; the rerun would also write its task_model.json
-    over the one that says so."""
-    found = source.description if _trained(source) else None
-    if found is None:
-        return
-    mismatches = differences(found, model)
-    if found["do_lower_case"] != do_lower_case:
-        mismatches.append(f"do_lower_case={found['do_lower_case']}, not {do_lower_case}")
-    if source.vocab_file and _read_bytes(source.vocab_file) != _read_bytes(vocab_file):
-        mismatches.append(f"its vocab.txt, not --vocab_file={vocab_file}")
-    if mismatches:
-        raise InputError(
-            f"--output_dir={source.path}: its checkpoint is of {', '.join(mismatches)} as "
-            "this run's options build (its task_model.json); rerun with the options it was "
-            "trained with, or give another --output_dir"
-        )
-
-
-def _read_bytes(path: str) -> bytes:
-    with filesystem.open_file(path, "rb") as f:
-        return f.read()
