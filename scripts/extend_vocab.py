@@ -11,7 +11,7 @@ those of --words_file; --max_words caps them (the released BERT-Base vocab has 9
 
 Then write the pre-training records with the new vocab (create_pretraining_data.py
 --vocab_file=domain/vocab.txt) and continue from the model (run_pretraining.py
---init_checkpoint=uncased_L-12_H-768_A-12): see the README, "Continue pre-training".
+--init_checkpoint=uncased_L-12_H-768_A-12): see docs/continued_pretraining.md.
 """
 
 from __future__ import annotations

@@ -73,8 +73,8 @@ def test_a_random_bert_goes_to_hugging_face_and_back_with_every_weight_equal(ran
     assert (back / "vocab.txt").read_bytes() == UNCASED_VOCAB.read_bytes()
 
 
-# Each Python call README.md and docs/python_api.md show, as a fresh interpreter runs it with
-# only its own imports; MODEL is a model directory.
+# Each Python call README.md, docs/features.md and docs/python_api.md show, as a fresh
+# interpreter runs it with only its own imports; MODEL is a model directory.
 DOCUMENTED_CALLS = {
     "load_model_directory": (
         "from bert_tf.model_io.loading import load_model_directory\n"
@@ -104,7 +104,7 @@ DOCUMENTED_CALLS = {
         "print(len(models))",
         "6",
     ),
-    "load_checkpoint": (  # README's "From Python, without absl"
+    "load_checkpoint": (  # docs/features.md's "From Python, without absl"
         "from bert_tf.config import BertConfig\n"
         "from bert_tf.model_io.loading import load_checkpoint\n"
         "from bert_tf.modeling.encoder import BertEncoder\n"

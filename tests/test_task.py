@@ -1,5 +1,5 @@
-"""A new fine-tuning task is its hooks and nothing else: `Pets`, written here as README
-"Adding a fine-tuning task" shows, says whether a sentence names a pet; `run_task` does the
+"""A new fine-tuning task is its hooks and nothing else: `Pets`, written here as
+docs/adding_a_task.md shows, says whether a sentence names a pet; `run_task` does the
 rest (checks, model files, schedule, trainer, records, training, results, summaries) as it
 does for GLUE, SQuAD, NER and SWAG."""
 

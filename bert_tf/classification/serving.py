@@ -14,7 +14,7 @@ Both return `probabilities` [batch, labels] float32, `label_id` [batch] int32 an
 
 The vocab travels as an asset (assets/vocab.txt). Loading the SavedModel needs the
 tensorflow-text ops registered: `import tensorflow_text` before `tf.saved_model.load`, and a
-TF Serving binary built with them (README "Serving").
+TF Serving binary built with them (docs/serving.md).
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@ worker), training, prediction in record order, the results files and summaries, 
 on the chief. A task says how its data is read, turned into features and records, batched,
 learned (its objective) and turned back into metrics and files.
 
-README.md "Adding a fine-tuning task" lists the hooks; tests/test_task.py writes a whole task
+docs/adding_a_task.md lists the hooks; tests/test_task.py writes a whole task
 (does a sentence name a pet) and runs it.
 
 Splits are named "train", "dev" and "test" (GLUE's MNLI adds "dev_mismatched" and
