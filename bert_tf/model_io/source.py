@@ -255,9 +255,14 @@ class ModelSource:
 
     # A fine-tuning output_dir, checked before a rerun resumes, evaluates or predicts there: the
     # same variables computing something else would restore silently.
+    @functools.cached_property
+    def _trained(self) -> bool:
+        """Whether a training checkpoint is there (listed once, for every check)."""
+        return bool(checkpoints.training_checkpoints(self.directory))
+
     def _fine_tuned(self) -> dict | None:
         """task_model.json's description, once a checkpoint is there; None before."""
-        return self.description if checkpoints.training_checkpoints(self.directory) else None
+        return self.description if self._trained else None
 
     def check_task(self, task: str) -> None:
         """Raises `InputError` when this output_dir holds a model fine-tuned on another task,
@@ -275,7 +280,7 @@ class ModelSource:
         direction belongs to the weights (a `config_file` of the shape alone leaves a
         left-to-right model causal); any other key set otherwise is an `InputError`."""
         own = os.path.join(self.directory, "bert_config.json")
-        if not (filesystem.isfile(own) and checkpoints.training_checkpoints(self.directory)):
+        if not (self._trained and filesystem.isfile(own)):
             return config
         trained, given = BertConfig.from_json_file(own), config.to_dict()
         for key, value in trained.to_dict().items():
