@@ -103,8 +103,9 @@ def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list
 @options
 class DocTablesOptions(Options):
     doc: str = option(
-        os.path.join(REPO, "docs", "REPRODUCTION.md"),
-        "The markdown file whose table blocks to write.",
+        "",
+        "The markdown files whose table blocks to write, comma-separated (default: "
+        "docs/REPRODUCTION.md and every page of docs/reproduction/).",
     )
     tsv_dir: str = option(
         os.path.join(REPO, "docs", "reproduction"), "The folder of the tables' TSVs."
@@ -116,23 +117,33 @@ class DocTablesOptions(Options):
     verify: bool = option(False, "Write nothing; exit 1 if a block differs from its TSV.")
 
 
+def record_pages() -> list[str]:
+    """The reproduction record's pages: docs/REPRODUCTION.md, then docs/reproduction/*.md."""
+    folder = os.path.join(REPO, "docs", "reproduction")
+    pages = sorted(name for name in os.listdir(folder) if name.endswith(".md"))
+    return [os.path.join(REPO, "docs", "REPRODUCTION.md")] + [
+        os.path.join(folder, name) for name in pages
+    ]
+
+
 def doc_tables(args: DocTablesOptions) -> None:
     check_options(args)
-    if not os.path.exists(args.doc):
-        raise InputError(f"--doc={args.doc} does not exist; expected a markdown file")
-    text = read_text(args.doc, "a markdown file")
+    docs = [d for d in args.doc.split(",") if d] or record_pages()
     schedules = [s for s in args.schedules.split(",") if s]
-    new, changed = render_doc(text, args.tsv_dir, schedules)
-    if args.verify:
-        if changed:
-            raise SystemExit(
-                f"{args.doc}: the tables {', '.join(changed)} differ from their TSVs in "
-                f"{args.tsv_dir}; run scripts/paper/doc_tables.py to rewrite them"
-            )
-        print(f"{args.doc}: every table is its TSV's")
-        return
-    atomic_write_text(args.doc, new)
-    print(f"{args.doc}: rewrote {', '.join(changed) or 'nothing (all as their TSVs)'}")
+    for doc in docs:
+        if not os.path.exists(doc):
+            raise InputError(f"--doc={doc} does not exist; expected a markdown file")
+        new, changed = render_doc(read_text(doc, "a markdown file"), args.tsv_dir, schedules)
+        if args.verify:
+            if changed:
+                raise SystemExit(
+                    f"{doc}: the tables {', '.join(changed)} differ from their TSVs in "
+                    f"{args.tsv_dir}; run scripts/paper/doc_tables.py to rewrite them"
+                )
+            print(f"{doc}: every table is its TSV's")
+            continue
+        atomic_write_text(doc, new)
+        print(f"{doc}: rewrote {', '.join(changed) or 'nothing (all as their TSVs)'}")
 
 
 if __name__ == "__main__":
