@@ -976,7 +976,7 @@ Prose after the block stays.
 """
 
 
-def test_the_doc_tables_give_each_schedule_beside_the_paper_and_keep_the_notes(tmp_path):
+def test_the_doc_tables_give_the_paper_then_each_schedule_and_keep_the_notes(tmp_path):
     write_tsv(tmp_path / "table5.tsv", [
         TSV_HEADER,
         ["small", "BERT", "MNLI-m", "53.4", "BERT-BASE", "84.4", "-", "-"],
@@ -988,33 +988,44 @@ def test_the_doc_tables_give_each_schedule_beside_the_paper_and_keep_the_notes(t
     ])  # fmt: skip
     text, changed = render_doc(DOC, str(tmp_path), ["long", "small"])
     assert changed == ["table5"]
+    # Without a record of runs, ours is the table's TSV's number as it is.
     assert text.split("<!-- begin table5 -->\n")[1].split("<!-- end")[0] == (
-        "**Table 5: pre-training tasks** (ours, `long` / ours, `small` / paper)\n\n"
-        "| | MNLI-m | QNLI |\n"
-        "|---|---|---|\n"
-        "| BERT (BERT-BASE) | 55.5 ±1.82 / 53.4 / 84.4 | 74.7 / 59.7 / 88.4 |\n"
-        "| No NSP | - / 55.7 / 83.9 | - / - / - |\n"
+        "**Table 5: pre-training tasks** (the paper's, then ours: `long`, `small`)\n\n"
+        "| | | paper | `long` | `small` |\n"
+        "|---|---|---|---|---|\n"
+        "| BERT (BERT-BASE) | MNLI-m | 84.4 | 55.5 | 53.4 |\n"
+        "| BERT (BERT-BASE) | QNLI | 88.4 | 74.7 | 59.7 |\n"
+        "| No NSP | MNLI-m | 83.9 | - | 55.7 |\n"
         "\n- MNLI-m: RTE.\n"
     )
     assert text.startswith("# Tables\n") and text.endswith("Prose after the block stays.\n")
     assert render_doc(text, str(tmp_path), ["long", "small"]) == (text, [])
+    # With one, every cell it has is its runs': mean, spread and how many.
+    write_tsv(tmp_path / "runs.tsv", [
+        ["schedule", "table", "row", "column", "seed", "lr", "restart", "value", "runs", "spread",
+         "source"],
+        ["long", "table5", "BERT", "MNLI-m", "1", "0.0003", "-", "55.5", "3", "1.82", "aggregate"],
+        ["long", "table5", "BERT", "MNLI-m", "2", "0.0003", "0", "50.0", "1", "-", "run"],
+    ])  # fmt: skip
+    text, _ = render_doc(text, str(tmp_path), ["long", "small"])
+    assert "| BERT (BERT-BASE) | MNLI-m | 84.4 | 54.1 ±3.13 (4) | 53.4 |\n" in text
 
 
-def test_verifying_the_doc_tables_names_the_table_that_differs_from_its_tsv(tmp_path):
+def test_verifying_the_doc_tables_names_the_block_that_differs_from_its_tsv(tmp_path):
     write_tsv(tmp_path / "table5.tsv", [
         TSV_HEADER, ["small", "BERT", "QNLI", "59.7", "BERT-BASE", "88.4", "-", "-"],
     ])  # fmt: skip
     doc = tmp_path / "doc.md"
     doc.write_text(DOC)
     options = DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path), verify=True)
-    with pytest.raises(SystemExit, match="the tables table5 differ from their TSVs"):
+    with pytest.raises(SystemExit, match="the blocks table5 differ from their TSVs"):
         doc_tables(options)
     assert doc.read_text() == DOC
     doc_tables(dataclasses.replace(options, verify=False))
     doc_tables(options)  # now in step: no exit
-    # Only the schedules the TSV has rows of (long40k's: Table 6 alone).
-    assert "(ours, `small` / paper)\n" in doc.read_text()
-    assert "| BERT (BERT-BASE) | 59.7 / 88.4 |" in doc.read_text()
+    # Only the schedules the TSV has rows of (long40k's: the ablations' alone).
+    assert "(the paper's, then ours: `small`)\n" in doc.read_text()
+    assert "| BERT (BERT-BASE) | QNLI | 88.4 | 59.7 |" in doc.read_text()
 
 
 def test_a_doc_table_without_its_tsv_is_refused_naming_the_file(tmp_path):

@@ -86,3 +86,15 @@ def test_a_row_of_one_pre_training_seed_says_so_beside_its_verdict():
 def test_the_rule_is_three_lines_naming_every_word():
     assert len(RULE) == 3
     assert all(f"*{word}*" in " ".join(RULE) for word in WORDS)
+
+
+def test_cells_whose_runs_survive_only_as_mean_and_spread_pool_exactly():
+    # The first seed's runs of a cell survive as their mean and spread alone; pooled with the
+    # second seed's runs, the cell is the one its values would give.
+    first, second = [54.9, 56.0, 53.8], [52.1, 53.5]
+    kept = Cell.of(first)
+    pooled = Cell.pooled([Cell(kept.n, kept.mean, kept.spread), Cell.of(second)])
+    whole = Cell.of(first + second, seeds=2)
+    assert (pooled.n, pooled.seeds) == (5, 2)
+    assert pooled.mean == pytest.approx(whole.mean) and pooled.spread == pytest.approx(whole.spread)
+    assert Cell.pooled([Cell.of([3.0])]).spread is None

@@ -1,15 +1,19 @@
-"""Writes docs/REPRODUCTION.md's tables from the TSVs in docs/reproduction/: each cell ours at
-every schedule the TSV has beside the paper's (`long / small / paper`; Table 6 `long40k`
-first), so that every number of ours in a table is its TSV's, and a reader sees the long
-schedule beside the short one.
+"""Writes the reproduction record's generated blocks (docs/REPRODUCTION.md and
+docs/reproduction/*.md) from the TSVs in docs/reproduction/, so that every number of ours on a
+page, its spread and every verdict are computed, none written by hand:
 
     python scripts/paper/doc_tables.py           # rewrite each <!-- begin NAME --> block
-    python scripts/paper/doc_tables.py --verify   # exit 1, naming the table, where one differs
+    python scripts/paper/doc_tables.py --verify   # exit 1, naming the block, where one differs
 
-A block holds a title line, the table and its notes; the table is written anew from
-docs/reproduction/NAME.tsv (its rows in the order the schedules first give them; `-` where a
-schedule has no number yet; ±: the spread over fine-tuning restarts), the title's "(ours ...)"
-names the schedules, and the notes are kept as written.
+The blocks, by NAME:
+- `table5` (any table's TSV name): the table, a line per row and column: the paper's number,
+  then ours at each schedule the TSV has, a column each (`mean ±spread (runs)` from the record
+  of runs, runs.tsv, where it has the cell; else the TSV's number; `-` where pending). Its
+  title's "(...)" names the schedules; lines after the table (notes) are kept as written.
+- `verdicts_table5`: each of claims.CLAIMS on the table, a line per column: the paper's two
+  numbers, ours, the floor, the verdict by verdicts.RULE.
+- `summary`: a line per claim, its headline column (the record's first screen).
+- `rule`: verdicts.RULE.
 """
 
 from __future__ import annotations
@@ -18,6 +22,10 @@ import csv
 import os
 import re
 
+from reproduction.claims import CLAIMS, Claim, read
+from reproduction.record import cells, described, read_runs
+from reproduction.verdicts import RULE
+
 from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.io.fileio import atomic_write_text, read_text
@@ -25,8 +33,10 @@ from bert_tf.options import Options, check_options, option, options
 
 BLOCK = re.compile(r"(<!-- begin (\w+) -->\n)(.*?)(<!-- end \2 -->)", re.S)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-# The title's account of the cells: "(ours / paper)" as reproduce.py writes it, or as written here.
-CELLS = re.compile(r"\(ours[^()]*/ paper\)")
+# The title's account of the columns, as reproduce.py writes it ("(ours / paper)") or as here.
+ACCOUNT = re.compile(r"\((?:ours[^()]*/ paper|the paper's, then ours[^()]*)\)")
+RUNS_FILE = "runs.tsv"
+VERDICTS = "verdicts_"
 
 
 def read_rows(path: str) -> list[dict]:
@@ -35,64 +45,124 @@ def read_rows(path: str) -> list[dict]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def render_table(cells: list[dict], schedules: list[str]) -> list[str]:
-    """The markdown table's lines: a row per row of ours, a column per column of ours, each cell
-    `ours at schedules[0] / ours at schedules[1] / ... / paper` (the schedules the TSV has)."""
-    schedules = table_schedules(cells, schedules)
-    cells = [c for c in cells if c["schedule"] in schedules]
-    cells.sort(key=lambda c: schedules.index(c["schedule"]))  # stable: each schedule's order kept
-    rows = list(dict.fromkeys(c["row"] for c in cells))
-    columns = list(dict.fromkeys(c["column"] for c in cells))
-    at = {(c["schedule"], c["row"], c["column"]): c for c in cells}
-    lines = ["| | " + " | ".join(columns) + " |", "|---" * (len(columns) + 1) + "|"]
-    for row in rows:
-        given = [c for c in cells if c["row"] == row]
-        paper_row = given[0]["paper_row"]
-        paper = {c["column"]: c["paper"] for c in given if c["paper"] != "-"}
-        values = []
-        for column in columns:
-            ours = [_ours(at.get((schedule, row, column))) for schedule in schedules]
-            values.append(" / ".join(ours + [paper.get(column, "-")]))
+class Record:
+    """The TSVs of docs/reproduction/: the tables' and the record of runs."""
+
+    def __init__(self, tsv_dir: str) -> None:
+        self.tsv_dir = tsv_dir
+        runs = os.path.join(tsv_dir, RUNS_FILE)
+        self.runs = read_runs(runs) if os.path.exists(runs) else []
+        self._tables: dict[str, list[dict]] = {}
+
+    def table(self, name: str) -> list[dict]:
+        if name not in self._tables:
+            path = os.path.join(self.tsv_dir, f"{name}.tsv")
+            if not os.path.exists(path):
+                raise InputError(f"block {name}: {path} does not exist; expected its table's TSV")
+            self._tables[name] = read_rows(path)
+        return self._tables[name]
+
+    def paper(self, claim: Claim) -> dict:
+        """{(table, row, column): the paper's number} of the claim's table, by our row."""
+        return {
+            (claim.table, row["row"], row["column"]): row["paper"]
+            for row in self.table(claim.table)
+            if row["schedule"] == claim.schedule
+        }
+
+
+def render_table(record: Record, name: str, schedules: list[str]) -> list[str]:
+    """The markdown table's lines: a line per row and column of ours, the paper's number, then
+    ours at each of `schedules` that the TSV has."""
+    rows = record.table(name)
+    schedules = table_schedules(rows, schedules)
+    ours = {schedule: cells(record.runs, schedule, name) for schedule in schedules}
+    at = {(c["schedule"], c["row"], c["column"]): c for c in rows}
+    pairs = list(dict.fromkeys((c["row"], c["column"]) for s in schedules for c in rows
+                               if c["schedule"] == s))  # fmt: skip
+    lines = ["| | | paper | " + " | ".join(f"`{s}`" for s in schedules) + " |"]
+    lines.append("|---" * (len(schedules) + 3) + "|")
+    for row, column in pairs:
+        given = [at[(s, row, column)] for s in schedules if (s, row, column) in at]
+        paper_row, paper = given[0]["paper_row"], given[0]["paper"]
         label = row if paper_row == row else f"{row} ({paper_row})"
-        lines.append(f"| {label} | " + " | ".join(values) + " |")
+        values = []
+        for schedule in schedules:
+            cell = ours[schedule].get((row, column))
+            tsv = at.get((schedule, row, column))
+            values.append(described(cell) if cell else tsv["ours"] if tsv else "-")
+        lines.append(f"| {label} | {column} | {paper} | " + " | ".join(values) + " |")
     return lines
 
 
 def table_schedules(cells: list[dict], schedules: list[str]) -> list[str]:
-    """The `schedules` that `cells` has rows of (`long40k`: Table 6's alone)."""
+    """The `schedules` that `cells` has rows of (`long40k`: the ablations')."""
     return [s for s in schedules if any(c["schedule"] == s for c in cells)]
 
 
-def _ours(cell: dict | None) -> str:
-    if cell is None:
-        return "-"
-    spread = cell.get("spread", "-")
-    return cell["ours"] + (f" ±{spread}" if spread not in ("-", "", None) else "")
-
-
-def render_block(body: str, cells: list[dict], schedules: list[str]) -> str:
-    """The block's text with its table written from `cells` and its title naming `schedules`."""
+def render_block(body: str, record: Record, name: str, schedules: list[str]) -> str:
+    """The block's text with its table written from the record and its title naming the
+    schedules."""
     lines = body.rstrip("\n").split("\n")
     first = next((i for i, line in enumerate(lines) if line.startswith("|")), len(lines))
     last = first
     while last < len(lines) and lines[last].startswith("|"):
         last += 1
-    shown = table_schedules(cells, schedules)
-    account = "(" + " / ".join([f"ours, `{s}`" for s in shown] + ["paper"]) + ")"
-    head = [CELLS.sub(account, line) for line in lines[:first]]
-    return "\n".join(head + render_table(cells, schedules) + lines[last:]) + "\n"
+    shown = table_schedules(record.table(name), schedules)
+    account = "(the paper's, then ours: " + ", ".join(f"`{s}`" for s in shown) + ")"
+    head = [ACCOUNT.sub(account, line) for line in lines[:first]]
+    return "\n".join(head + render_table(record, name, schedules) + lines[last:]) + "\n"
+
+
+def render_verdicts(record: Record, table: str) -> str:
+    """Each claim on `table`: its columns' readings, a line each."""
+    out = []
+    for claim in (claim for claim in CLAIMS if claim.table == table):
+        readings = read(claim, record.runs, record.paper(claim))
+        out += [f"**{claim.says}**: {claim.a} against {claim.b}, `{claim.schedule}`", ""]
+        out += ["| | paper | ours | floor | verdict |", "|---|---|---|---|---|"]
+        for r in readings:
+            floor = described(r.floor) if r.floor else "-"
+            ours = f"{described(r.a)} against {described(r.b)}"
+            out.append(f"| {r.column} | {r.paper[0]} against {r.paper[1]} | {ours} | {floor} "
+                       f"| {r.verdict} |")  # fmt: skip
+        out.append("")
+    return "\n".join(out)
+
+
+def render_summary(record: Record, page: str) -> str:
+    """A line per claim: its headline column's numbers and verdict, and a link to its page
+    (`page`: the folder of the tables' pages, relative to the summary's)."""
+    out = ["| | the paper's claim | column | paper | ours | verdict |", "|---|---|---|---|---|---|"]
+    for claim in CLAIMS:
+        if claim.says.startswith("Each step up"):
+            continue  # Table 6's pairs: on its page
+        reading = next((r for r in read(claim, record.runs, record.paper(claim))
+                        if r.column == claim.headline), None)  # fmt: skip
+        if reading is None:
+            continue
+        title = claim.table.replace("table", "Table ").replace("figure", "Figure ")
+        link = f"[{title}]({page}/{claim.table}.md)"
+        ours = f"{described(reading.a)} against {described(reading.b)}, `{claim.schedule}`"
+        out.append(f"| {link} | {claim.says} | {reading.column} | {reading.paper[0]} against "
+                   f"{reading.paper[1]} | {ours} | {reading.verdict} |")  # fmt: skip
+    return "\n".join(out) + "\n"
 
 
 def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list[str]]:
-    """(the doc with every block whose TSV exists rewritten, the names of the blocks changed)."""
-    changed = []
+    """(the doc with every block rewritten, the names of the blocks changed)."""
+    record, changed = Record(tsv_dir), []
 
     def rewrite(match: re.Match) -> str:
         start, name, body, end = match.groups()
-        path = os.path.join(tsv_dir, f"{name}.tsv")
-        if not os.path.exists(path):
-            raise InputError(f"block {name}: {path} does not exist; expected its table's TSV")
-        new = render_block(body, read_rows(path), schedules)
+        if name == "rule":
+            new = "".join(f"{i}. {line}\n" for i, line in enumerate(RULE, 1))
+        elif name == "summary":
+            new = render_summary(record, "reproduction")
+        elif name.startswith(VERDICTS):
+            new = render_verdicts(record, name[len(VERDICTS) :])
+        else:
+            new = render_block(body, record, name, schedules)
         if new != body:
             changed.append(name)
         return start + new + end
@@ -137,10 +207,10 @@ def doc_tables(args: DocTablesOptions) -> None:
         if args.verify:
             if changed:
                 raise SystemExit(
-                    f"{doc}: the tables {', '.join(changed)} differ from their TSVs in "
+                    f"{doc}: the blocks {', '.join(changed)} differ from their TSVs in "
                     f"{args.tsv_dir}; run scripts/paper/doc_tables.py to rewrite them"
                 )
-            print(f"{doc}: every table is its TSV's")
+            print(f"{doc}: every block is its TSVs'")
             continue
         atomic_write_text(doc, new)
         print(f"{doc}: rewrote {', '.join(changed) or 'nothing (all as their TSVs)'}")

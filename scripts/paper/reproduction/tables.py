@@ -4,7 +4,6 @@ takes, written as OUT/tables/<name>.tsv and .md."""
 from __future__ import annotations
 
 import dataclasses
-import math
 import os
 
 from bert_tf.io import filesystem
@@ -24,6 +23,7 @@ from reproduction.pretraining import (
     table6_run,
     unigram_perplexity,
 )
+from reproduction.record import figure
 from reproduction.runner import Runner
 from reproduction.scales import (
     DEFAULT_MASKING,
@@ -90,12 +90,7 @@ class Table:
         return "\n".join(lines) + "\n"
 
 
-def _cell(value) -> str:
-    if value is None or (isinstance(value, float) and math.isnan(value)):
-        return "-"
-    if isinstance(value, float):
-        return f"{value:.1f}" if abs(value) >= 10 else f"{value:.2f}"
-    return str(value)
+_cell = figure
 
 
 def _ours(value) -> str:

@@ -40,28 +40,37 @@ RULE = (
 
 @dataclasses.dataclass(frozen=True)
 class Cell:
-    """The runs of one row and column: their values and how many pre-training seeds."""
+    """The runs of one row and column: how many, their mean and sample spread, and how many
+    pre-training seeds they come from. Kept as (n, mean, spread) rather than the values, so
+    that runs whose values were lost and only their mean and spread survive still count."""
 
-    runs: tuple[float, ...]
+    n: int
+    mean: float
+    spread: float | None = None  # the sample standard deviation; None for one run
     seeds: int = 1
 
     @classmethod
     def of(cls, runs, seeds: int = 1) -> Cell:
-        return cls(tuple(float(run) for run in runs), seeds)
+        runs = [float(run) for run in runs]
+        spread = statistics.stdev(runs) if len(runs) > 1 else None
+        return cls(len(runs), statistics.fmean(runs), spread, seeds)
 
-    @property
-    def mean(self) -> float:
-        return statistics.fmean(self.runs)
-
-    @property
-    def spread(self) -> float | None:
-        """The sample standard deviation; None for one run (no spread is known)."""
-        return statistics.stdev(self.runs) if len(self.runs) > 1 else None
+    @classmethod
+    def pooled(cls, parts: list[Cell]) -> Cell:
+        """All of `parts`' runs as one cell: the mean and sample spread of their union, exact
+        from each part's n, mean and spread; their seeds added."""
+        n = sum(part.n for part in parts)
+        mean = sum(part.n * part.mean for part in parts) / n
+        # The union's sum of squares: each part's own plus its mean's distance from the whole's.
+        squares = sum((part.n - 1) * (part.spread or 0.0) ** 2 + part.n * (part.mean - mean) ** 2
+                      for part in parts)  # fmt: skip
+        spread = math.sqrt(squares / (n - 1)) if n > 1 else None
+        return cls(n, mean, spread, sum(part.seeds for part in parts))
 
     @property
     def variance_of_mean(self) -> float:
         """s² / n; 0 for one run (a floor of one run is taken as exact)."""
-        return (self.spread or 0.0) ** 2 / len(self.runs)
+        return (self.spread or 0.0) ** 2 / self.n
 
 
 @dataclasses.dataclass(frozen=True)
@@ -75,7 +84,7 @@ class Verdict:
 
 def clear(a: Cell, b: Cell | float) -> int:
     """1 where a is clearly above b, -1 clearly below, 0 not clear (a float: exact)."""
-    b = b if isinstance(b, Cell) else Cell((float(b),))
+    b = b if isinstance(b, Cell) else Cell(1, float(b))
     difference = a.mean - b.mean
     if abs(difference) <= 2 * math.sqrt(a.variance_of_mean + b.variance_of_mean):
         return 0
@@ -92,7 +101,7 @@ def verdict(
     """The verdict on the paper's claim that row a is `paper_says` (HIGHER, LOWER, SAME) than
     row b, by `RULE`; `floor`: the value no better than chance (random weights' cell, or
     the majority class), in the metric's direction (`higher_is_better`)."""
-    if len(a.runs) < 2 or len(b.runs) < 2:
+    if a.n < 2 or b.n < 2:
         return Verdict(CANNOT_BE_READ, "a cell of one run")
     better = 1 if higher_is_better else -1
     if floor is not None and all(better * clear(cell, floor) <= 0 for cell in (a, b)):

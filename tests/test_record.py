@@ -1,0 +1,116 @@
+"""The record of runs (docs/reproduction/runs.tsv) and what the pages derive from it: each cell
+(the learning rate chosen per pre-training seed, the seeds pooled), each claim's verdicts, and
+a page that says other than its record fails `doc_tables.py --verify`."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+from conftest import REPO
+
+sys.path.insert(0, str(REPO / "scripts" / "paper"))
+from doc_tables import DocTablesOptions, doc_tables  # noqa: E402
+from reproduction.claims import CLAIMS, read  # noqa: E402
+from reproduction.record import AGGREGATE, HEADER, RUN, cells, merged, read_runs  # noqa: E402
+
+RECORD = REPO / "docs" / "reproduction"
+
+
+def line(row="BERT", column="MRPC", seed="1", lr="0.0001", restart="0", value="70.0", runs="1",
+         spread="-", source=RUN, table="table5"):  # fmt: skip
+    values = ["long40k", table, row, column, seed, lr, restart, value, runs, spread, source]
+    return dict(zip(HEADER, values, strict=True))
+
+
+def test_a_cell_takes_each_seeds_best_rate_and_pools_the_seeds():
+    lines = [
+        # Seed 1: only the chosen rate's three restarts survive, as their mean and spread.
+        line(lr="0.0003", restart="-", value="71.0", runs="3", spread="1.0", source=AGGREGATE),
+        # Seed 2: 1e-4 is its best rate on Dev (mean 69), 3e-4 worse (mean 66).
+        line(seed="2", lr="0.0001", restart="0", value="68.0"),
+        line(seed="2", lr="0.0001", restart="1", value="70.0"),
+        line(seed="2", lr="0.0003", restart="0", value="66.0"),
+        line(seed="2", lr="0.0003", restart="1", value="66.0"),
+    ]
+    cell = cells(lines, "long40k", "table5")[("BERT", "MRPC")]
+    assert (cell.n, cell.seeds) == (5, 2)
+    assert cell.mean == pytest.approx((3 * 71.0 + 68.0 + 70.0) / 5)
+
+
+def test_a_rate_is_chosen_by_the_column_the_paper_chose_it_by():
+    # Table 7's Test F1 takes the rate its Dev F1 chose, even where Test is higher at another.
+    lines = [
+        line(table="table7", row="Fine-tuning", column="Dev F1", lr="a", value="60.0"),
+        line(table="table7", row="Fine-tuning", column="Dev F1", lr="b", value="50.0"),
+        line(table="table7", row="Fine-tuning", column="Test F1", lr="a", value="55.0"),
+        line(table="table7", row="Fine-tuning", column="Test F1", lr="b", value="58.0"),
+    ]
+    assert cells(lines, "long40k", "table7")[("Fine-tuning", "Test F1")].mean == 55.0
+
+
+def test_a_runs_lines_replace_the_aggregate_that_stood_for_them():
+    old = [line(restart="-", value="71.0", runs="3", spread="1.0", source=AGGREGATE)]
+    new = [line(restart=str(r), value=v) for r, v in enumerate(("70.0", "71.0", "72.0"))]
+    assert merged(old, new) == new
+    assert merged(new, [line(restart="0", value="69.0")])[-1]["value"] == "69.0"
+    assert len(merged(new, [line(restart="0", value="69.0")])) == 3
+    # Another seed's runs leave the first seed's aggregate alone.
+    assert merged(old, [line(seed="2")]) == old + [line(seed="2")]
+
+
+def test_every_claim_reads_rows_and_columns_the_record_has():
+    lines = read_runs(str(RECORD / "runs.tsv"))
+    for claim in CLAIMS:
+        found = cells(lines, claim.schedule, claim.table)
+        for row in (claim.a, claim.b):
+            for column in claim.columns:
+                assert (row, column) in found, (claim.says, row, column)
+        assert {r.column for r in read(claim, lines, {})} == set(claim.columns)
+
+
+def test_the_record_says_which_lines_are_runs_and_which_only_survive_as_a_mean():
+    lines = read_runs(str(RECORD / "runs.tsv"))
+    assert {line["source"] for line in lines} == {RUN, AGGREGATE}
+    for found in lines:
+        assert (found["runs"] == "1") == (found["source"] == RUN), found
+        assert (found["spread"] == "-") == (found["source"] == RUN), found
+
+
+@pytest.fixture
+def page(tmp_path):
+    """A page of the repo's record with a table block, a verdicts block and the summary, as
+    doc_tables.py writes them."""
+    path = tmp_path / "page.md"
+    path.write_text(
+        "<!-- begin table5 -->\n**Table 5** (ours / paper)\n\n| |\n<!-- end table5 -->\n\n"
+        "<!-- begin verdicts_table5 -->\n<!-- end verdicts_table5 -->\n\n"
+        "<!-- begin summary -->\n<!-- end summary -->\n"
+    )
+    options = DocTablesOptions(doc=str(path), tsv_dir=str(RECORD))
+    doc_tables(options)
+    options.verify = True
+    doc_tables(options)  # as written: no exit
+    return path, options
+
+
+def test_a_page_whose_verdict_differs_from_the_computed_one_fails(page):
+    path, options = page
+    text = path.read_text()
+    qnli = next(row for row in text.splitlines() if row.startswith("| QNLI | 88.4 against 84.9"))
+    assert qnli.endswith("| holds (one pre-training seed) |")
+    path.write_text(text.replace(qnli, qnli.replace("| holds", "| not detected")))
+    with pytest.raises(SystemExit, match="verdicts_table5 differ"):
+        doc_tables(options)
+
+
+def test_a_page_quoting_a_number_for_another_row_fails(page):
+    path, options = page
+    text = path.read_text()
+    bert = "| BERT (BERT-BASE) | QNLI | 88.4 | 66.3 ±0.29 (3) |"
+    no_nsp = "| No NSP | QNLI | 84.9 | 55.8 ±0.25 (3) |"
+    assert bert in text and no_nsp in text
+    swapped = text.replace(bert, "@").replace(no_nsp, bert.replace("66.3 ±0.29", "55.8 ±0.25"))
+    path.write_text(swapped.replace("@", no_nsp.replace("55.8 ±0.25", "66.3 ±0.29")))
+    with pytest.raises(SystemExit, match="the blocks table5 differ"):
+        doc_tables(options)
