@@ -94,7 +94,7 @@ def test_the_measured_rows_are_one_per_model_and_each_number_is_in_the_reproduct
         "adapted, domain vocab",
         "random weights, same steps",
     ]
-    page = (REPO / "docs" / "REPRODUCTION.md").read_text()
-    section = page.split("## Continued pre-training on a domain")[1]
+    page = (REPO / "docs" / "reproduction" / "domain_adaptation.md").read_text()
+    section = page.split("# Continued pre-training on a domain")[1]
     for model, _, ppl, _, dev in rows:
         assert f"| {model} |" in section and ppl in section and dev in section, model

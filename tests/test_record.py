@@ -114,3 +114,14 @@ def test_a_page_quoting_a_number_for_another_row_fails(page):
     path.write_text(swapped.replace("@", no_nsp.replace("55.8 ±0.25", "66.3 ±0.29")))
     with pytest.raises(SystemExit, match="the blocks table5 differ"):
         doc_tables(options)
+
+
+def test_the_records_first_screen_is_the_rule_and_the_summary_with_its_verdicts():
+    page = (REPO / "docs" / "REPRODUCTION.md").read_text().split("\n")
+    first_screen = "\n".join(page[:60])
+    assert "<!-- end rule -->" in first_screen and "<!-- end summary -->" in first_screen
+    summary = first_screen.split("<!-- begin summary -->\n")[1].split("<!-- end")[0]
+    assert summary.split("\n")[0].endswith("| verdict |")
+    # Every table and figure whose claims compare rows of ours has its line and its link.
+    for claim in CLAIMS:
+        assert f"({'reproduction'}/{claim.table}.md)" in summary, claim.table

@@ -23,7 +23,7 @@ from conftest import REPO, SCRIPT_ENV, error_line, run_script, succeeded, write_
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 
 import plot_reproduction  # noqa: E402
-from doc_tables import DocTablesOptions, doc_tables, render_doc  # noqa: E402
+from doc_tables import DocTablesOptions, doc_tables, record_pages, render_doc  # noqa: E402
 from plot_reproduction import perplexity_curves, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
@@ -951,12 +951,17 @@ def test_the_bag_of_words_baseline_refuses_a_task_of_three_labels(tmp_path):
     assert "--task_name=MNLI has labels" in error_line(result, "bow_baseline.py")
 
 
-def test_the_reproduction_page_shows_plots_that_are_in_the_repository():
-    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
-    images = re.findall(r"!\[[^]]*\]\(([^)]+)\)", page)
+def test_the_reproduction_pages_show_plots_that_are_in_the_repository():
+    # The record: docs/REPRODUCTION.md and its pages in docs/reproduction/, each image a path
+    # from its own page.
+    images = [
+        (page.parent / image).resolve()
+        for page in map(Path, record_pages())
+        for image in re.findall(r"!\[[^]]*\]\(([^)]+)\)", page.read_text())
+    ]
     assert len(images) >= 3
     for image in images:
-        assert (Path(REPO) / "docs" / image).is_file(), image
+        assert image.is_file(), image
 
 
 TSV_HEADER = ["schedule", "row", "column", "ours", "paper_row", "paper", "spread", "lr"]
@@ -1037,13 +1042,32 @@ def test_every_table_of_the_reproduction_page_is_its_tsvs():
     doc_tables(DocTablesOptions(verify=True))  # the page and TSVs of the repo, every schedule
 
 
-def test_the_reproduction_pages_links_to_its_own_sections_resolve():
-    page = (Path(REPO) / "docs" / "REPRODUCTION.md").read_text()
+def test_the_reproduction_pages_links_to_their_own_and_each_others_sections_resolve():
     # GitHub's anchors: the heading lower-cased, without punctuation, spaces as hyphens.
-    headings = re.findall(r"^#+ (.+)$", page, re.M)
-    anchors = {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
-    links = re.findall(r"\]\(#([^)]+)\)", page)
-    assert links and set(links) <= anchors, set(links) - anchors
+    def anchors(page: Path) -> set[str]:
+        prose = re.sub(r"^```.*?^```", "", page.read_text(), flags=re.S | re.M)  # not `# comment`
+        headings = re.findall(r"^#+ (.+)$", prose, re.M)
+        return {re.sub(r"[^\w\- ]", "", h.lower()).replace(" ", "-") for h in headings}
+
+    pages = [Path(page) for page in record_pages()]
+    # [text](page.md), [text](page.md#anchor), [text](#anchor): (the page linked, the anchor).
+    link = re.compile(r"\]\(([\w./-]*\.md|)(?:#([^)]+))?\)")
+    links = [
+        (page, (page.parent / path if path else page, anchor))
+        for page in pages
+        for path, anchor in link.findall(page.read_text())
+    ]
+    broken = [
+        f"{page.name}: {into}#{anchor}"
+        for page, (into, anchor) in links
+        if not into.is_file() or anchor and anchor not in anchors(into)
+    ]
+    # Each table's page is linked from docs/REPRODUCTION.md; the pages link to each other.
+    assert {page.resolve() for page in pages[1:]} <= {
+        into.resolve() for page, (into, _) in links if page == pages[0]
+    }
+    assert any(anchor for page, (_, anchor) in links if page != pages[0])
+    assert broken == []
 
 
 def test_the_pretraining_curves_group_each_tables_runs_at_either_schedule():

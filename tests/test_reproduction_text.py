@@ -1,8 +1,9 @@
-"""docs/REPRODUCTION.md's readings of the ablations (Tables 5, 6, 8 and Figure 5, each schedule)
-quote the TSVs they read: every number in a "What holds and what does not" or "What it shows"
-paragraph is a cell of docs/reproduction/ (ours, the paper's, a restarts' spread, a pre-training
-run's perplexity), or a number derived from cells, checked here by its derivation. A number
-misquoted, or rounded from rounded values, fails."""
+"""The reproduction record's readings of the ablations (Tables 5, 6, 8 and Figure 5, each
+schedule, each on its table's page docs/reproduction/<table>.md) quote the TSVs they read: every
+number in a "What holds and what does not" or "What it shows" paragraph is a cell of
+docs/reproduction/ (ours, the paper's, a restarts' spread, a pre-training run's perplexity), or a
+number derived from cells, checked here by its derivation. A number misquoted, or rounded from
+rounded values, fails."""
 
 from __future__ import annotations
 
@@ -13,7 +14,6 @@ import pytest
 from conftest import REPO
 
 DOCS = REPO / "docs" / "reproduction"
-PAGE = (REPO / "docs" / "REPRODUCTION.md").read_text()
 # A decimal as the text quotes it (not a version such as 2.21.0, not 1e-3).
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\.\d)")
 
@@ -46,15 +46,19 @@ def mask_only(runs: dict, run: str) -> float:
     return float(runs[run]["mask_only_masked_lm_perplexity"])
 
 
-def reading(section: str, heading: str) -> str:
-    """The reading under `heading` in `section` (each ablation has one per schedule, under the
-    same heading as the other ablations'): the heading's line and its bullets, to the next blank
-    line."""
-    section_start = PAGE.index(f"\n## {section}")
-    start = PAGE.index(heading, section_start)
-    next_section = PAGE.find("\n## ", section_start + 1)
-    assert next_section == -1 or start < next_section, f"{section}: no {heading!r}"
-    return PAGE[start + len(heading) : PAGE.index("\n\n", start)]
+def page(name: str) -> str:
+    """The record's page of table `name` (table5, figure5, ...): docs/reproduction/<name>.md."""
+    return (DOCS / f"{name}.md").read_text()
+
+
+def reading(name: str, heading: str) -> str:
+    """The reading under `heading` in table `name`'s page, in its discussion (each ablation has
+    one per schedule, under the same heading as the other ablations'): the heading's line and its
+    bullets, to the next blank line or the page's end."""
+    text = page(name).rstrip("\n") + "\n\n"
+    start = text.find(heading)
+    assert start > text.index("\n## Discussion\n"), f"{name}.md: no {heading!r} in its discussion"
+    return text[start + len(heading) : text.index("\n\n", start)]
 
 
 def derived_table6_long40k() -> dict[str, str]:
@@ -144,69 +148,69 @@ def long_qnli() -> set[str]:
 
 # Each reading: what its numbers may be (cells, perplexities) and derived from (number -> how).
 READINGS = {
-    ("Table 6", "What holds and what does not, `long40k`"): lambda: (
+    ("table6", "What holds and what does not, `long40k`"): lambda: (
         cells("table6", ("long40k",)) | cells("table5", ("long",)) | perplexities("long40k"),
         derived_table6_long40k(),
     ),
     # Table 8's maskings are Table 6's 4/128/2; the unigram model is `long`'s (the same records).
-    ("Table 8", "What holds and what does not, `long40k`"): lambda: (
+    ("table8", "What holds and what does not, `long40k`"): lambda: (
         cells("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
         gaps("table8", "long40k"),
     ),
     # Table 5's rows at Tables 6 and 8's recipe, beside `long`'s (the same columns).
-    ("Table 5", "What holds and what does not, `long40k`"): lambda: (
+    ("table5", "What holds and what does not, `long40k`"): lambda: (
         cells("table5", ("long40k", "long")) | perplexities("long40k"),
         gaps("table5", "long40k"),
     ),
     # `long`'s and `small`'s readings, each against its own schedule's cells.
-    ("Table 5", "What it shows, `long`:"): lambda: (
+    ("table5", "What it shows, `long`:"): lambda: (
         cells("table5", ("long", "small")) | perplexities("long") | long_qnli(),
         gaps("table5", "long"),
     ),
-    ("Table 5", "What it shows, `small`:"): lambda: (
+    ("table5", "What it shows, `small`:"): lambda: (
         cells("table5", ("small",)),
         gaps("table5", "small"),
     ),
-    ("Table 6", "What holds and what does not, `long`"): lambda: (
+    ("table6", "What holds and what does not, `long`"): lambda: (
         cells("table6", ("long",)) | perplexities("long") | unigram("long") | TABLE6_LONG_LOGS,
         gaps("table6", "long"),
     ),
-    ("Table 6", "What holds and what does not, `small`"): lambda: (
+    ("table6", "What holds and what does not, `small`"): lambda: (
         cells("table6", ("small",)),
         gaps("table6", "small"),
     ),
-    ("Table 8", "What the two rows show, `long`"): lambda: (
+    ("table8", "What the two rows show, `long`"): lambda: (
         cells("table8", ("long",)) | perplexities("long") | unigram("long"),
         {},
     ),
-    ("Table 8", "What holds and what does not, `small`"): lambda: (
+    ("table8", "What holds and what does not, `small`"): lambda: (
         cells("table8", ("small",)) | perplexities("small") | nsp("small") | unigram("small"),
         gaps("table8", "small"),
     ),
-    ("Figure 5", "What it shows, `long40k`:"): lambda: (
+    ("figure5", "What it shows, `long40k`:"): lambda: (
         cells("figure5", ("long40k",)) | cells("table5", ("long40k",)) | perplexities("long40k"),
         gaps("figure5", "long40k"),
     ),
-    ("Figure 5", "What it shows, `long`:"): lambda: (
+    ("figure5", "What it shows, `long`:"): lambda: (
         cells("figure5", ("long",))
         | cells("table5", ("long",))
         | perplexities("long")
         | long_qnli(),
         {},
     ),
-    ("Figure 5", "What it shows, `small`:"): lambda: (
+    ("figure5", "What it shows, `small`:"): lambda: (
         cells("figure5", ("small",)) | cells("table5", ("small",)),
         {},
     ),
 }
 
 
-@pytest.mark.parametrize("section, heading", list(READINGS))
-def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(section, heading):
-    allowed, derived = READINGS[section, heading]()
+@pytest.mark.parametrize("name, heading", list(READINGS))
+def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(name, heading):
+    allowed, derived = READINGS[name, heading]()
     unexplained = [
         number
-        for number in NUMBER.findall(reading(section, heading))
+        for number in NUMBER.findall(reading(name, heading))
         if number not in allowed and number not in derived and number not in CONSTANTS
     ]
     assert unexplained == []
@@ -215,12 +219,12 @@ def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(se
 def test_a_ratio_is_rounded_from_the_tsvs_own_values():
     # 2/128/1 over 1/128/2 at 24,000 steps: 104.226 / 74.6572 = 1.396, where the one-decimal
     # values quoted beside it, 104.2 / 74.7, give 1.39.
-    assert "1.40 at 24,000" in reading("Table 6", "What holds and what does not, `long40k`")
+    assert "1.40 at 24,000" in reading("table6", "What holds and what does not, `long40k`")
     assert derived_table6_long40k()["1.40"].startswith("L-2_H-128_A-1 over")
 
 
 def test_a_reading_is_taken_from_its_own_tables_section():
     # Tables 6 and 8 both have a reading headed "What holds and what does not, `small`".
     heading = "What holds and what does not, `small`"
-    assert "predicted token is left unchanged" in reading("Table 8", heading)
-    assert "predicted token is left unchanged" not in reading("Table 6", heading)
+    assert "predicted token is left unchanged" in reading("table8", heading)
+    assert "predicted token is left unchanged" not in reading("table6", heading)

@@ -1,6 +1,7 @@
 r"""A bag-of-words logistic regression on a GLUE classification task's Dev set: how much of the
 task the words alone decide, whatever their order. The line a fine-tuned model that has learned
-no more than word polarity sits on (docs/REPRODUCTION.md reads SST-2's rows against it).
+no more than word polarity sits on (docs/reproduction/long_schedule.md and table1.md read
+SST-2's rows against it).
 
     python scripts/paper/bow_baseline.py --task_name=SST-2 --data_dir=glue/SST-2 \
       --l2=1e-4 --output_file=eval_results.txt

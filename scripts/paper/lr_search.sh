@@ -3,14 +3,14 @@
 # base run's command (reproduce.py's, 4/128/2 masked LM + NSP) at each rate, stopped after
 # STOP steps (default 4,000) of its whole schedule, and that checkpoint evaluated on the
 # held-out records (80/10/10, and all-[MASK]). How `long`'s rate was chosen
-# (docs/REPRODUCTION.md).
+# (docs/reproduction/long_schedule.md).
 #
 # Usage: scripts/paper/lr_search.sh OUT RATE... [--dry_run]   e.g. output/paper_long 5e-4 1e-3 2e-3
 #   OUT: a reproduce.py --size=long output folder whose data/ is written (corpus, vocab, the
 #   80/10/10 training and held-out records, the 1.0,0.0,0.0 held-out records).
 #   Writes SEARCH/lr<RATE>/ (a run, eval/, eval_mask_only/) and SEARCH/lr_search.tsv, where
 #   SEARCH is OUT/lr_search, or OUT/lr_search_<SIZE>_<STEPS>steps_warmup<WARMUP> for another
-#   shape or schedule (Table 6's recipe: docs/REPRODUCTION.md).
+#   shape or schedule (Table 6's recipe: docs/reproduction/table6.md).
 #   SIZE, STEPS, WARMUP, STOP, XLA: the run's shape and schedule, and --use_xla (default
 #   L-4_H-128_A-2, 40000, 400, 4000, True). A rerun skips the rates done.
 set -euo pipefail

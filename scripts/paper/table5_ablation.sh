@@ -17,5 +17,5 @@
 #     paper's 12/768/12 scaled to a sixth of the width, a third of the depth) pre-trained on
 #     86 public-domain books for 4,000 steps of 32 sequences at 128 tokens. MNLI is not here:
 #     RTE stands in (mean of 3 restarts); QNLI is built from SQuAD 1.1 Dev; SQuAD trains and
-#     evaluates on SQuAD 1.1 Dev split by article. docs/REPRODUCTION.md has what it gave.
+#     evaluates on SQuAD 1.1 Dev split by article. docs/reproduction/table5.md has what it gave.
 exec "$(dirname "$0")/reproduce_tables.sh" table5 "$@"

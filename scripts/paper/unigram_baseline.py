@@ -1,7 +1,8 @@
 r"""A unigram model's masked-LM results on held-out pre-training records: every masked token
 predicted from how often tokens are chosen for prediction in the training records (add-one
 smoothed), whatever the words around it. The floor a masked LM that has learned no context
-sits on: the line the reproduction's masked LMs are measured against (docs/REPRODUCTION.md).
+sits on: the line the reproduction's masked LMs are measured against
+(docs/reproduction/pretraining.md).
 
     python scripts/paper/unigram_baseline.py --train_records=train.tfrecord \
       --heldout_records=heldout.tfrecord --vocab_file=vocab.txt --output_file=eval_results.txt

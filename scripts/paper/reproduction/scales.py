@@ -13,7 +13,7 @@ LAPTOP_SIZES = ("small", "long", "long40k")
 LONG_LEARNING_RATE = 1e-3
 # Tables 6 and 8's at `long`: at 1e-3 the widest shapes never leave the unigram level (4/192/3:
 # training masked-LM loss 6.68-6.71 from step 1,000 to 20,000); 5e-4, level with 1e-3 in the search
-# above, trains them (docs/REPRODUCTION.md, Table 6).
+# above, trains them (docs/reproduction/table6.md).
 LONG_TABLE6_LEARNING_RATE = 5e-4
 # The paper's phase 1 (128 tokens) is 90% of its 1,000,000 steps.
 PHASE1_STEPS = 900_000
@@ -200,7 +200,7 @@ def long40k_scale(quick: bool) -> Scale:
     """`long` with the ablations (Tables 5, 6, 8, Figure 5) pre-trained as long as its base
     model (40,000 steps of 32) at one recipe that trains every shape: its learning rate, 1e-3,
     with a tenth of the steps as warm-up (4,000; the base model's 1% left the widest shapes at
-    the unigram level: measured by short runs, docs/REPRODUCTION.md, Table 6). Tables 1-4 and 7
+    the unigram level: measured by short runs, docs/reproduction/table6.md). Tables 1-4 and 7
     are `long`'s, and share its runs. Without XLA, which buys nothing on a CPU at these shapes
     and runs the 1-layer model three times slower."""
     long = long_scale(quick)
