@@ -14,6 +14,8 @@ from doc_tables import DocTablesOptions, doc_tables  # noqa: E402
 from reproduction.claims import CLAIMS, read  # noqa: E402
 from reproduction.record import AGGREGATE, HEADER, RUN, cells, merged, read_runs  # noqa: E402
 
+from bert_tf.errors import InputError  # noqa: E402
+
 RECORD = REPO / "docs" / "reproduction"
 
 
@@ -62,11 +64,15 @@ def test_a_runs_lines_replace_the_aggregate_that_stood_for_them():
 def test_every_claim_reads_rows_and_columns_the_record_has():
     lines = read_runs(str(RECORD / "runs.tsv"))
     for claim in CLAIMS:
-        found = cells(lines, claim.schedule, claim.table)
+        # At its best schedule, every row and column; at the others, those that were run.
+        best = claim.schedules[0]
+        found = cells(lines, best, claim.table)
         for row in (claim.a, claim.b):
             for column in claim.columns:
-                assert (row, column) in found, (claim.says, row, column)
-        assert {r.column for r in read(claim, lines, {})} == set(claim.columns)
+                assert (row, column) in found, (claim.says, best, row, column)
+        assert {r.column for r in read(claim, best, lines, {})} == set(claim.columns)
+        others = claim.schedules[1:]
+        assert not others or any(read(claim, schedule, lines, {}) for schedule in others)
 
 
 def test_the_record_says_which_lines_are_runs_and_which_only_survive_as_a_mean():
@@ -97,7 +103,7 @@ def page(tmp_path):
 def test_a_page_whose_verdict_differs_from_the_computed_one_fails(page):
     path, options = page
     text = path.read_text()
-    qnli = next(row for row in text.splitlines() if row.startswith("| QNLI | 88.4 against 84.9"))
+    qnli = next(row for row in text.splitlines() if row.startswith("| QNLI | `long40k` | 88.4 "))
     assert qnli.endswith("| holds (one pre-training seed) |")
     path.write_text(text.replace(qnli, qnli.replace("| holds", "| not detected")))
     with pytest.raises(SystemExit, match="verdicts_table5 differ"):
@@ -125,3 +131,50 @@ def test_the_records_first_screen_is_the_rule_and_the_summary_with_its_verdicts(
     # Every table and figure whose claims compare rows of ours has its line and its link.
     for claim in CLAIMS:
         assert f"({'reproduction'}/{claim.table}.md)" in summary, claim.table
+
+
+def test_a_tables_runs_are_every_restart_at_every_rate_and_each_measurement():
+    from reproduction.finetuning import Score
+    from reproduction.tables import Table
+
+    table = Table("seeds", "Second seeds")
+    mrpc = Score(70.5, 0.7, 1e-4, {1e-4: [70.0, 71.0], 3e-4: [66.0, 66.5]})
+    table.set("BERT seed 2", "MRPC", mrpc, origin=("table5", "BERT", 2))
+    table.set("80/10/10 seed 2", "[MASK] ppl", 52.25, origin=("table8", "80/10/10", 2))
+    table.set("BERT seed 2", "SST-2", None)  # pending: no line
+    lines = table.runs("long40k")
+    assert [
+        (x["table"], x["row"], x["seed"], x["lr"], x["restart"], x["value"]) for x in lines
+    ] == [
+        ("table5", "BERT", "2", "0.0001", "0", "70"),
+        ("table5", "BERT", "2", "0.0001", "1", "71"),
+        ("table5", "BERT", "2", "0.0003", "0", "66"),
+        ("table5", "BERT", "2", "0.0003", "1", "66.5"),
+        ("table8", "80/10/10", "2", "-", "-", "52.25"),
+    ]
+    # The cell the record makes of them is the table's own: the best rate's runs.
+    assert cells(lines, "long40k", "table5")[("BERT", "MRPC")].mean == 70.5
+
+
+def test_a_record_of_runs_is_taken_in_by_add_runs(tmp_path):
+    from reproduction.record import format_runs
+
+    for name in ("table5.tsv", "runs.tsv"):
+        (tmp_path / name).write_text((RECORD / name).read_text())
+    new = tmp_path / "new_runs.tsv"
+    runs = [line(seed="2", restart=str(r), value=v) for r, v in enumerate(("80.0", "82.0"))]
+    new.write_text(format_runs(runs))
+    doc = tmp_path / "page.md"
+    doc.write_text("<!-- begin verdicts_table5 -->\n<!-- end verdicts_table5 -->\n")
+    doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path), add_runs=str(new)))
+    record = read_runs(str(tmp_path / "runs.tsv"))
+    assert record[-2:] == runs and len(record) == len(read_runs(str(RECORD / "runs.tsv"))) + 2
+    # BERT's MRPC cell now pools its first seed's three restarts and these two.
+    assert "| MRPC | `long40k` | 86.7 against 86.5 | 75.2 ±5.43 (5) against" in doc.read_text()
+    with pytest.raises(InputError, match="--add_runs=.*nothing.tsv does not exist"):
+        doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path),
+                                    add_runs=str(tmp_path / "nothing.tsv")))  # fmt: skip
+    (tmp_path / "bad.tsv").write_text("schedule\trow\nlong\tBERT\n")
+    with pytest.raises(InputError, match="--add_runs=.*bad.tsv: expected the columns"):
+        doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path),
+                                    add_runs=str(tmp_path / "bad.tsv")))  # fmt: skip

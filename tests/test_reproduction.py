@@ -27,6 +27,7 @@ from doc_tables import DocTablesOptions, doc_tables, record_pages, render_doc  #
 from plot_reproduction import perplexity_curves, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
 from reproduction.pretraining import write_results  # noqa: E402
+from reproduction.record import cells, figure, read_runs  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
 from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
 
@@ -624,6 +625,8 @@ def test_long_chooses_each_fine_tuning_learning_rate_on_dev_for_every_row():
     chosen = _choose(runs, 2, "Dev")["Dev"]
     assert chosen == 63.0 and chosen.learning_rate == 3e-4
     assert chosen.spread == pytest.approx(2.828, abs=1e-3)  # standard deviation of 65 and 61
+    # Every run at every rate stays with it, for the record of runs.
+    assert chosen.runs == {1e-4: [60.0, 62.0], 3e-4: [65.0, 61.0]}
     runs[3e-4] = runs[3e-4][:1]  # until every rate's restarts have run, the cell is pending
     assert _choose(runs, 2, "Dev") is None
     runs[3e-4] = []
@@ -674,6 +677,12 @@ def test_table5_small_runs_every_row_and_column(quick_dir: Path):
     ]  # fmt: skip
     assert all(r["ours"] != "-" for r in rows)
     assert (quick_dir / "pretraining").is_dir()
+    # Every run behind the table is in OUT/tables/runs.tsv, and the record gives its cells.
+    record = read_runs(str(quick_dir / "tables" / "runs.tsv"))
+    found = cells(record, "small", "table5")
+    assert {(r["row"], r["column"]): r["ours"] for r in rows} == {
+        where: figure(cell.mean) for where, cell in found.items()
+    }
 
 
 @pytest.mark.slow

@@ -23,11 +23,12 @@ import os
 import re
 
 from reproduction.claims import CLAIMS, Claim, read
-from reproduction.record import cells, described, read_runs
+from reproduction.record import HEADER, RUNS_FILE, cells, described, format_runs, merged, read_runs
 from reproduction.verdicts import RULE
 
 from bert_tf import cli
 from bert_tf.errors import InputError
+from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text, read_text
 from bert_tf.options import Options, check_options, option, options
 
@@ -35,7 +36,6 @@ BLOCK = re.compile(r"(<!-- begin (\w+) -->\n)(.*?)(<!-- end \2 -->)", re.S)
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 # The title's account of the columns, as reproduce.py writes it ("(ours / paper)") or as here.
 ACCOUNT = re.compile(r"\((?:ours[^()]*/ paper|the paper's, then ours[^()]*)\)")
-RUNS_FILE = "runs.tsv"
 VERDICTS = "verdicts_"
 
 
@@ -64,11 +64,7 @@ class Record:
 
     def paper(self, claim: Claim) -> dict:
         """{(table, row, column): the paper's number} of the claim's table, by our row."""
-        return {
-            (claim.table, row["row"], row["column"]): row["paper"]
-            for row in self.table(claim.table)
-            if row["schedule"] == claim.schedule
-        }
+        return {(claim.table, r["row"], r["column"]): r["paper"] for r in self.table(claim.table)}
 
 
 def render_table(record: Record, name: str, schedules: list[str]) -> list[str]:
@@ -115,35 +111,38 @@ def render_block(body: str, record: Record, name: str, schedules: list[str]) -> 
 
 
 def render_verdicts(record: Record, table: str) -> str:
-    """Each claim on `table`: its columns' readings, a line each."""
+    """Each claim on `table`: a line per column and schedule (the best schedule first)."""
     out = []
     for claim in (claim for claim in CLAIMS if claim.table == table):
-        readings = read(claim, record.runs, record.paper(claim))
-        out += [f"**{claim.says}**: {claim.a} against {claim.b}, `{claim.schedule}`", ""]
-        out += ["| | paper | ours | floor | verdict |", "|---|---|---|---|---|"]
+        paper = record.paper(claim)
+        readings = [r for s in claim.schedules for r in read(claim, s, record.runs, paper)]
+        readings.sort(key=lambda r: list(claim.columns).index(r.column))  # stable: by schedule
+        out += [f"**{claim.says}**: {claim.a} against {claim.b}", ""]
+        out += ["| | | paper | ours | floor | verdict |", "|---|---|---|---|---|---|"]
         for r in readings:
             floor = described(r.floor) if r.floor else "-"
             ours = f"{described(r.a)} against {described(r.b)}"
-            out.append(f"| {r.column} | {r.paper[0]} against {r.paper[1]} | {ours} | {floor} "
-                       f"| {r.verdict} |")  # fmt: skip
+            out.append(f"| {r.column} | `{r.schedule}` | {r.paper[0]} against {r.paper[1]} | "
+                       f"{ours} | {floor} | {r.verdict} |")  # fmt: skip
         out.append("")
     return "\n".join(out)
 
 
 def render_summary(record: Record, page: str) -> str:
-    """A line per claim: its headline column's numbers and verdict, and a link to its page
-    (`page`: the folder of the tables' pages, relative to the summary's)."""
+    """A line per claim: its headline column's numbers and verdict at its best schedule, and a
+    link to its page (`page`: the folder of the tables' pages, relative to the summary's)."""
     out = ["| | the paper's claim | column | paper | ours | verdict |", "|---|---|---|---|---|---|"]
     for claim in CLAIMS:
         if claim.says.startswith("Each step up"):
             continue  # Table 6's pairs: on its page
-        reading = next((r for r in read(claim, record.runs, record.paper(claim))
+        best = claim.schedules[0]
+        reading = next((r for r in read(claim, best, record.runs, record.paper(claim))
                         if r.column == claim.headline), None)  # fmt: skip
         if reading is None:
             continue
         title = claim.table.replace("table", "Table ").replace("figure", "Figure ")
         link = f"[{title}]({page}/{claim.table}.md)"
-        ours = f"{described(reading.a)} against {described(reading.b)}, `{claim.schedule}`"
+        ours = f"{described(reading.a)} against {described(reading.b)}, `{best}`"
         out.append(f"| {link} | {claim.says} | {reading.column} | {reading.paper[0]} against "
                    f"{reading.paper[1]} | {ours} | {reading.verdict} |")  # fmt: skip
     return "\n".join(out) + "\n"
@@ -185,6 +184,12 @@ class DocTablesOptions(Options):
         "The schedules whose numbers each cell gives, in order (those a table's TSV has).",
     )
     verify: bool = option(False, "Write nothing; exit 1 if a block differs from its TSV.")
+    add_runs: str = option(
+        "",
+        "A record of runs reproduce.py wrote (OUT/tables/runs.tsv): its lines go into "
+        "--tsv_dir's runs.tsv first, each replacing the line of the same run (and the "
+        "aggregate line that stood for it), and the blocks are written from the result.",
+    )
 
 
 def record_pages() -> list[str]:
@@ -198,6 +203,18 @@ def record_pages() -> list[str]:
 
 def doc_tables(args: DocTablesOptions) -> None:
     check_options(args)
+    if args.add_runs:
+        if args.verify:
+            raise InputError("--add_runs with --verify: verifying writes nothing; give one")
+        if not filesystem.isfile(args.add_runs):
+            raise InputError(f"--add_runs={args.add_runs} does not exist; expected a runs.tsv")
+        record = os.path.join(args.tsv_dir, RUNS_FILE)
+        before = read_runs(record) if os.path.exists(record) else []
+        new = read_runs(args.add_runs)
+        if not new or set(new[0]) != set(HEADER):
+            raise InputError(f"--add_runs={args.add_runs}: expected the columns {HEADER}")
+        atomic_write_text(record, format_runs(merged(before, new)))
+        print(f"{record}: {len(new)} run(s) added from {args.add_runs}")
     docs = [d for d in args.doc.split(",") if d] or record_pages()
     schedules = [s for s in args.schedules.split(",") if s]
     for doc in docs:

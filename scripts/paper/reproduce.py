@@ -41,6 +41,7 @@ import sys
 
 from reproduction.domain import domain
 from reproduction.pretraining import tokens_seen, write_results
+from reproduction.record import RUNS_FILE, format_runs, merged, read_runs
 from reproduction.runner import Runner, platform_flags
 from reproduction.scales import LAPTOP_SIZES, scale_named
 from reproduction.tables import BUILDERS, Context, seeds
@@ -48,6 +49,7 @@ from reproduction.tables import BUILDERS, Context, seeds
 from bert_tf import cli
 from bert_tf.errors import InputError
 from bert_tf.io import filesystem
+from bert_tf.io.fileio import atomic_write_text
 from bert_tf.options import Options, check_options, one_of, option, options, some_of
 
 # The sizes: small, long and long40k run on a laptop's CPU, base and large are the paper's.
@@ -107,6 +109,7 @@ def reproduce(args: ReproduceOptions) -> None:
         runner.accelerator = platform_flags(os.environ)
     context = Context(scale, runner)
     tables = os.path.join(runner.output_dir, "tables")
+    runs = []  # the record's lines of every run behind the tables
     for name in names:
         before = len(runner.printed)
         table = RUNNABLE[name](context)
@@ -119,8 +122,15 @@ def reproduce(args: ReproduceOptions) -> None:
             )
         if not args.dry_run:
             table.write(tables, scale.name)
+            runs += table.runs(scale.name)
             print(table.markdown())
     if not args.dry_run:
+        # OUT/tables/runs.tsv: every run behind every table written so far (a table's runs
+        # replace its earlier ones); docs/reproduction/runs.tsv takes them in by doc_tables.py
+        # --add_runs.
+        record_file = os.path.join(tables, RUNS_FILE)
+        before = read_runs(record_file) if filesystem.isfile(record_file) else []
+        atomic_write_text(record_file, format_runs(merged(before, runs)))
         runs = write_results(
             runner.output_dir,
             os.path.join(tables, "pretraining.tsv"),

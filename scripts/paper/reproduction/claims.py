@@ -3,7 +3,7 @@ column, with what the paper says of it; `read` gives each column's verdict by ve
 from the record of runs (record.py). The record's pages show these and nothing else as
 verdicts (doc_tables.py writes them; a test fails where a page's differ).
 
-    for reading in read(CLAIMS[0], lines, paper):
+    for reading in read(CLAIMS[0], "long40k", lines, paper):
         reading.column, reading.a, reading.b, reading.verdict
 """
 
@@ -23,11 +23,12 @@ FLOOR = "no pre-training"  # the same shape fine-tuned from random weights: Tabl
 @dataclasses.dataclass(frozen=True)
 class Claim:
     """The paper's claim that row `a` of `table` is, per column, HIGHER, LOWER or the SAME as
-    row `b`, read at `schedule`; `headline`: the column the summary shows; `floor`: the table
-    and row no better than chance, on the same columns (None: no floor)."""
+    row `b`, read at each of `schedules` (the first, the best: the summary's); `headline`: the
+    column the summary shows; `floor`: the table and row no better than chance, on the same
+    columns (None: no floor)."""
 
     table: str
-    schedule: str
+    schedules: tuple[str, ...]
     says: str
     a: str
     b: str
@@ -39,6 +40,7 @@ class Claim:
 @dataclasses.dataclass(frozen=True)
 class Reading:
     column: str
+    schedule: str
     paper: tuple[str, str]  # the paper's numbers of a and b ("-" where it has none)
     a: Cell
     b: Cell
@@ -46,9 +48,17 @@ class Reading:
     verdict: Verdict
 
 
-def _same_rows(table: str, schedule: str, says: str, a: str, b: str, columns: dict,
+def _same_rows(table: str, schedules: tuple, says: str, a: str, b: str, columns: dict,
                headline: str) -> Claim:  # fmt: skip
-    return Claim(table, schedule, says, a, b, columns, headline, (table, FLOOR))
+    return Claim(table, schedules, says, a, b, columns, headline, (table, FLOOR))
+
+
+# The ablations are read at `long40k` first (as long as the base model, at one recipe), then
+# `long` and `small`; Figure 5's steps are named alike at `long40k` and `long` alone; Tables 4
+# and 7 are `long`'s, then `small`'s.
+ABLATIONS = ("long40k", "long", "small")
+STEPS = ("long40k", "long")
+TASKS = ("long", "small")
 
 
 TABLE5_GLUE = ("MNLI-m", "QNLI", "MRPC", "SST-2")
@@ -58,7 +68,7 @@ TABLE6_FINETUNING = ("MNLI-m", "MRPC", "SST-2")
 CLAIMS = [
     _same_rows(
         "table5",
-        "long40k",
+        ABLATIONS,
         "Next-sentence prediction helps QNLI, MNLI and SQuAD (not MRPC or SST-2)",
         "BERT",
         "No NSP",
@@ -67,7 +77,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table5",
-        "long40k",
+        ABLATIONS,
         "A left-to-right model is worse than the masked LM on every task",
         "No NSP",
         "LTR & No NSP",
@@ -76,7 +86,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table5",
-        "long40k",
+        ABLATIONS,
         "A BiLSTM on the left-to-right model helps SQuAD and hurts GLUE",
         "+ BiLSTM",
         "LTR & No NSP",
@@ -85,7 +95,7 @@ CLAIMS = [
     ),
     Claim(
         "table6",
-        "long40k",
+        ABLATIONS,
         "A bigger model is a better masked LM and fine-tunes better, even on small data sets",
         TABLE6_SHAPES[-1],
         TABLE6_SHAPES[0],
@@ -96,7 +106,7 @@ CLAIMS = [
     *[
         Claim(
             "table6",
-            "long40k",
+            ABLATIONS,
             "Each step up in size helps (the paper's rows in order)",
             bigger,
             smaller,
@@ -108,7 +118,7 @@ CLAIMS = [
     ],
     _same_rows(
         "table8",
-        "long40k",
+        ABLATIONS,
         "Fine-tuning is robust to the masking: only [MASK] is level with 80/10/10",
         "80/10/10",
         "100/0/0",
@@ -117,7 +127,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table8",
-        "long40k",
+        ABLATIONS,
         "Only [MASK] hurts the feature-based approach",
         "80/10/10",
         "100/0/0",
@@ -126,7 +136,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table8",
-        "long40k",
+        ABLATIONS,
         "Only random tokens is much worse than the paper's mixture",
         "80/10/10",
         "0/0/100",
@@ -135,7 +145,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table8",
-        "long40k",
+        ABLATIONS,
         "Without [MASK] in the mix, fine-tuning is still robust",
         "80/10/10",
         "80/20/0",
@@ -144,7 +154,7 @@ CLAIMS = [
     ),
     Claim(
         "figure5",
-        "long40k",
+        STEPS,
         "The masked LM beats the left-to-right model almost immediately",
         "MLM step 40000",
         "LTR step 40000",
@@ -154,7 +164,7 @@ CLAIMS = [
     ),
     Claim(
         "figure5",
-        "long40k",
+        STEPS,
         "More pre-training steps still help at the end (the paper: 1M "
         "steps over 500k, +1.0 on MNLI)",
         "MLM step 40000",
@@ -165,7 +175,7 @@ CLAIMS = [
     ),
     _same_rows(
         "table4",
-        "long",
+        ("long",),
         "Pre-training is what fine-tuning builds on (ours: against random weights)",
         "ours (L-4_H-128_A-2)",
         FLOOR,
@@ -174,7 +184,7 @@ CLAIMS = [
     ),
     Claim(
         "table7",
-        "long",
+        TASKS,
         "The feature-based approach (the last four layers concatenated) comes "
         "within 0.3 F1 of fine-tuning",
         "concat_last_four_hidden",
@@ -186,11 +196,12 @@ CLAIMS = [
 ]
 
 
-def read(claim: Claim, lines: list[dict], paper: dict) -> list[Reading]:
-    """Each column's reading of `claim` from the record's `lines`; `paper`: {(table, row,
-    column): the paper's number as written}. A column whose rows have no runs yet is left out."""
-    found = cells(lines, claim.schedule, claim.table)
-    floors = cells(lines, claim.schedule, claim.floor[0]) if claim.floor else {}
+def read(claim: Claim, schedule: str, lines: list[dict], paper: dict) -> list[Reading]:
+    """Each column's reading of `claim` at `schedule` from the record's `lines`; `paper`:
+    {(table, row, column): the paper's number as written}. A column whose rows have no runs
+    (yet, or at this schedule) is left out."""
+    found = cells(lines, schedule, claim.table)
+    floors = cells(lines, schedule, claim.floor[0]) if claim.floor else {}
     readings = []
     for column, says in claim.columns.items():
         a, b = found.get((claim.a, column)), found.get((claim.b, column))
@@ -200,5 +211,5 @@ def read(claim: Claim, lines: list[dict], paper: dict) -> list[Reading]:
         higher_is_better = column not in PERPLEXITIES
         theirs = tuple(paper.get((claim.table, row, column), "-") for row in (claim.a, claim.b))
         found_verdict = verdict(a, b, says, floor, higher_is_better)
-        readings.append(Reading(column, theirs, a, b, floor, found_verdict))
+        readings.append(Reading(column, schedule, theirs, a, b, floor, found_verdict))
     return readings

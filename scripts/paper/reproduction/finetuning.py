@@ -16,17 +16,23 @@ from reproduction.scales import Scale
 
 class Score(float):
     """A table's Dev number (the mean over fine-tuning restarts) that knows how it was got: the
-    standard deviation over the restarts (`spread`; None for one run) and the learning rate
-    chosen on Dev (None where only one was tried)."""
+    standard deviation over the restarts (`spread`; None for one run), the learning rate
+    chosen on Dev (None where only one was tried) and every run's value at every rate tried
+    (`runs`: {rate, or None where only one was tried: [restart 0's, restart 1's, ...]})."""
 
     spread: float | None
     learning_rate: float | None
+    runs: dict
 
     def __new__(
-        cls, value: float, spread: float | None = None, learning_rate: float | None = None
+        cls,
+        value: float,
+        spread: float | None = None,
+        learning_rate: float | None = None,
+        runs: dict | None = None,
     ) -> Score:
         score = super().__new__(cls, value)
-        score.spread, score.learning_rate = spread, learning_rate
+        score.spread, score.learning_rate, score.runs = spread, learning_rate, runs or {}
         return score
 
 
@@ -261,14 +267,21 @@ def _choose(runs: dict[float, list[dict]], restarts: int, key: str) -> dict[str,
     lr = max(complete, key=lambda rate: statistics.fmean(r[key] for r in complete[rate]))
     chosen = lr if len(runs) > 1 else None
     return {
-        metric: _score([result[metric] for result in complete[lr]], chosen)
+        metric: _score(
+            [result[metric] for result in complete[lr]],
+            chosen,
+            {
+                rate if chosen else None: [r[metric] for r in results]
+                for rate, results in complete.items()
+            },  # fmt: skip
+        )
         for metric in complete[lr][0]
     }
 
 
-def _score(values: list[float], learning_rate: float | None) -> Score:
+def _score(values: list[float], learning_rate: float | None, runs: dict) -> Score:
     spread = statistics.stdev(values) if len(values) > 1 else None
-    return Score(statistics.fmean(values), spread, learning_rate)
+    return Score(statistics.fmean(values), spread, learning_rate, runs)
 
 
 # Table 1's metric per task (F1 for MRPC and QQP, Spearman for STS-B, Matthews for CoLA,

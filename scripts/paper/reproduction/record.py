@@ -17,6 +17,7 @@ import dataclasses
 import io
 import math
 
+from bert_tf.io.fileio import read_text
 from reproduction.verdicts import Cell
 
 HEADER = (
@@ -33,6 +34,7 @@ HEADER = (
     "source",  # run: the run's own value; aggregate: only the mean and spread survive
 )
 RUN, AGGREGATE = "run", "aggregate"
+RUNS_FILE = "runs.tsv"  # the record's name, in docs/reproduction/ and OUT/tables/
 # The column a learning rate is chosen by, where not its own (Table 1 chose one MNLI model for
 # both its columns, on MNLI-m; Table 7 chose its rate on Dev).
 SELECTED_BY = {"MNLI-mm": "MNLI-m", "Test F1": "Dev F1"}
@@ -55,8 +57,7 @@ def described(cell: Cell) -> str:
 
 
 def read_runs(path: str) -> list[dict]:
-    with open(path, newline="", encoding="utf-8") as f:
-        return list(csv.DictReader(f, delimiter="\t"))
+    return list(csv.DictReader(io.StringIO(read_text(path, "a record of runs")), delimiter="\t"))
 
 
 def format_runs(lines: list[dict]) -> str:

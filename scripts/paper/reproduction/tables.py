@@ -4,12 +4,13 @@ takes, written as OUT/tables/<name>.tsv and .md."""
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text
 from reproduction.datasets import Data
-from reproduction.finetuning import TABLE1_METRICS, FineTuner, mean
+from reproduction.finetuning import TABLE1_METRICS, FineTuner, Score, mean
 from reproduction.paper_results import PAPER
 from reproduction.pretraining import (
     Model,
@@ -23,7 +24,7 @@ from reproduction.pretraining import (
     table6_run,
     unigram_perplexity,
 )
-from reproduction.record import figure
+from reproduction.record import HEADER, RUN, figure
 from reproduction.runner import Runner
 from reproduction.scales import (
     DEFAULT_MASKING,
@@ -44,11 +45,39 @@ class Table:
     rows: dict = dataclasses.field(default_factory=dict)  # row -> column -> value
     paper_rows: dict = dataclasses.field(default_factory=dict)  # our row -> the paper's row
     notes: list = dataclasses.field(default_factory=list)
+    # our row -> the (table, row, pre-training seed) its runs are a cell of, where not
+    # (this table, the row, 1): the seeds table's rows are Table 5's and 8's at seed 2.
+    origins: dict = dataclasses.field(default_factory=dict)
 
-    def set(self, row: str, column: str, value, paper_row: str | None = None) -> None:
+    def set(self, row: str, column: str, value, paper_row: str | None = None, origin=None) -> None:
         self.rows.setdefault(row, {})[column] = value
         if paper_row:
             self.paper_rows[row] = paper_row
+        if origin:
+            self.origins[row] = origin
+
+    def runs(self, schedule: str) -> list[dict]:
+        """The record's lines (HEADER) of every run behind this table's cells: each
+        fine-tuning run at every rate tried, and each measurement (a perplexity) as a run."""
+        lines = []
+        for row, values in self.rows.items():
+            table, at, seed = self.origins.get(row, (self.name, row, 1))
+            for column, value in values.items():
+                if value is None or (isinstance(value, float) and math.isnan(value)):
+                    continue
+                runs = getattr(value, "runs", None)
+                if column in DERIVED:
+                    continue
+                measured = not isinstance(value, Score)
+                by_rate = {None: [value]} if measured else runs or {}
+                for lr, found in by_rate.items():
+                    for restart, run in enumerate(found):
+                        lines.append(dict(zip(HEADER, (
+                            schedule, table, at, column, str(seed), f"{lr:g}" if lr else "-",
+                            "-" if measured else str(restart), f"{run:.6g}", "1", "-",
+                            RUN,
+                        ), strict=True)))  # fmt: skip
+        return lines
 
     def columns(self) -> list[str]:
         return list(dict.fromkeys(c for values in self.rows.values() for c in values))
@@ -101,6 +130,10 @@ def _ours(value) -> str:
 
 def _write(path: str, text: str) -> None:
     atomic_write_text(path, text)
+
+
+# Columns computed from other cells, not runs.
+DERIVED = ("Average",)
 
 
 def _paper_name(scale: Scale) -> str:
@@ -206,12 +239,15 @@ def table5(ctx) -> Table:
     return table
 
 
-def table5_row(ctx, table: Table, label: str, row, model: Model, bilstm: bool = False) -> None:
+def table5_row(
+    ctx, table: Table, label: str, row, model: Model, bilstm: bool = False, origin=None
+) -> None:
     for column in ("MNLI-m", "QNLI", "MRPC", "SST-2"):
         restarts = ctx.scale.table5_restarts.get(column, 0)
-        table.set(label, column, ctx.tuner.glue(model, column, bilstm, restarts=restarts), row)
+        value = ctx.tuner.glue(model, column, bilstm, restarts=restarts)
+        table.set(label, column, value, row, origin)
     squad = ctx.tuner.squad(model, "1.1", bilstm) or {}
-    table.set(label, "SQuAD", squad.get("F1"), row)
+    table.set(label, "SQuAD", squad.get("F1"), row, origin)
 
 
 def table6(ctx) -> Table:
@@ -279,13 +315,15 @@ def table8(ctx) -> Table:
     return table
 
 
-def table8_row(ctx, table: Table, row: str, model: Model) -> None:
-    table.set(row, "MNLI", ctx.tuner.glue(model, "MNLI-m"))
+def table8_row(ctx, table: Table, row: str, model: Model, origin=None) -> None:
+    table.set(row, "MNLI", ctx.tuner.glue(model, "MNLI-m"), origin=origin)
     restarts = ctx.scale.table8_ner_restarts
-    table.set(row, "NER fine-tune", (ctx.tuner.ner(model, restarts=restarts) or {}).get("Dev F1"))
+    fine_tuned = (ctx.tuner.ner(model, restarts=restarts) or {}).get("Dev F1")
+    table.set(row, "NER fine-tune", fine_tuned, origin=origin)
     feature = ctx.tuner.ner(model, TABLE8_FEATURE, restarts=restarts) or {}
-    table.set(row, "NER feature-based", feature.get("Dev F1"))
-    table.set(row, "[MASK] ppl", mask_only_perplexity(model, ctx.scale, ctx.data, ctx.runner))
+    table.set(row, "NER feature-based", feature.get("Dev F1"), origin=origin)
+    perplexity = mask_only_perplexity(model, ctx.scale, ctx.data, ctx.runner)
+    table.set(row, "[MASK] ppl", perplexity, origin=origin)
 
 
 def figure5(ctx) -> Table:
@@ -344,13 +382,15 @@ def seeds(ctx) -> Table:
     for table_name, run, model in rows:
         if table_name == "table5" or run.masking == DEFAULT_MASKING:
             label = {"mlm_nsp": "BERT", "mlm": "No NSP", "ltr": "LTR & No NSP"}[run.objective]
-            table5_row(ctx, table, f"{label} seed {run.seed}", None, model)
+            origin = ("table5", label, run.seed)
+            table5_row(ctx, table, f"{label} seed {run.seed}", None, model, origin=origin)
             if run.objective == "ltr":
-                table5_row(ctx, table, f"+ BiLSTM seed {run.seed}", None, model, bilstm=True)
+                origin = ("table5", "+ BiLSTM", run.seed)
+                table5_row(ctx, table, f"+ BiLSTM seed {run.seed}", None, model, True, origin)
         if table_name == "table8" or run.masking in ctx.scale.seeded_maskings:
             if run.objective == "mlm_nsp":
                 row = "/".join(str(round(100 * float(r))) for r in run.masking.split(","))
-                table8_row(ctx, table, f"{row} seed {run.seed}", model)
+                table8_row(ctx, table, f"{row} seed {run.seed}", model, ("table8", row, run.seed))
     return table
 
 
