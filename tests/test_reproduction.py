@@ -26,7 +26,7 @@ import plot_reproduction  # noqa: E402
 from doc_tables import DocTablesOptions, doc_tables, record_pages, render_doc  # noqa: E402
 from plot_reproduction import perplexity_curves, pretraining_groups  # noqa: E402
 from reproduction.finetuning import Score, _choose  # noqa: E402
-from reproduction.pretraining import write_results  # noqa: E402
+from reproduction.pretraining import write_results, write_training  # noqa: E402
 from reproduction.record import cells, figure, read_runs  # noqa: E402
 from reproduction.tables import Table  # noqa: E402
 from standin_data import qnli_from_squad, split_squad, swag_from_books  # noqa: E402
@@ -854,6 +854,36 @@ def test_reproduce_takes_the_papers_tables_and_ours_by_name(tmp_path: Path):
     # `all` is the paper's tables; ours (domain, seeds) only by name.
     assert "# domain" not in succeeded(run_script("scripts/paper/reproduce.py", "--tables=all",
                                                   *flags)).stdout  # fmt: skip
+
+
+def test_each_pretrainings_training_losses_are_kept_with_its_commit_and_command(tmp_path: Path):
+    out = str(tmp_path)
+    log = tmp_path / "logs" / "pretraining_run_seed2.log"
+    log.parent.mkdir()
+    line = "I1205 19:25:57.574 1 training.py:384] step {}/40000: loss={}, masked_lm_loss={}, " \
+        "next_sentence_accuracy=0.5, steps_per_second=2.5, ETA 4:15:37"  # fmt: skip
+    log.write_text(
+        f"# bert_tf commit abc1234\n$ /venv/bin/python /checkout/run_pretraining.py "
+        f"--output_dir={out}/pretraining/run_seed2 --seed=2\n"
+        + "\n".join(line.format(step, 8 - step / 10000, 7 - step / 10000)
+                    for step in (1000, 2000, 5000)) + "\n"
+        # Resumed after step 5,000: its log goes on, the first reading of a step kept.
+        + f"$ /venv/bin/python /checkout/run_pretraining.py --seed=2\n{line.format(5000, 1, 1)}\n"
+    )  # fmt: skip
+    (tmp_path / "pretraining" / "run_seed2").mkdir(parents=True)
+    (tmp_path / "pretraining" / "no_log").mkdir()
+    path = tmp_path / "tables" / "pretraining_losses.tsv"
+    path.parent.mkdir()
+    assert write_training(out, str(path), "long40k") == 2  # steps 1,000 and 5,000 of those kept
+    with open(path, encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, delimiter="\t"))
+    assert [(r["step"], r["loss"], r["masked_lm_loss"]) for r in rows] == [
+        ("1000", "7.9", "6.9"), ("5000", "7.5", "6.5")
+    ]  # fmt: skip
+    assert rows[0]["commit"] == "abc1234" and rows[0]["lm_loss"] == "-"
+    assert rows[0]["command"] == (
+        "python run_pretraining.py --output_dir=OUT/pretraining/run_seed2 --seed=2"
+    )
 
 
 def test_pretraining_results_gather_every_finished_run_and_skip_unfinished_ones(tmp_path: Path):

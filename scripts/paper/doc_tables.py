@@ -22,7 +22,7 @@ import csv
 import os
 import re
 
-from reproduction.claims import CLAIMS, Claim, read
+from reproduction.claims import CLAIMS, NOT_COMPARED, UNCOMPARED, Claim, read
 from reproduction.record import HEADER, RUNS_FILE, cells, described, format_runs, merged, read_runs
 from reproduction.verdicts import RULE
 
@@ -37,6 +37,8 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The title's account of the columns, as reproduce.py writes it ("(ours / paper)") or as here.
 ACCOUNT = re.compile(r"\((?:ours[^()]*/ paper|the paper's, then ours[^()]*)\)")
 VERDICTS = "verdicts_"
+# The paper's tables and figure, in its order: the summary's.
+PAGES = [f"table{n}" for n in range(1, 9)] + ["figure5"]
 
 
 def read_rows(path: str) -> list[dict]:
@@ -131,7 +133,17 @@ def render_verdicts(record: Record, table: str) -> str:
 def render_summary(record: Record, page: str) -> str:
     """A line per claim: its headline column's numbers and verdict at its best schedule, and a
     link to its page (`page`: the folder of the tables' pages, relative to the summary's)."""
-    out = ["| | the paper's claim | column | paper | ours | verdict |", "|---|---|---|---|---|---|"]
+    lines = []  # (table, its line)
+    for table, schedule, says, row, column in UNCOMPARED:
+        found = {(r["schedule"], r["row"], r["column"]): r for r in record.table(table)}
+        cell = found.get((schedule, row, column))
+        if cell is None:
+            continue
+        ours = cells(record.runs, schedule, table).get((row, column))
+        value = described(ours) if ours else cell["ours"]
+        title = table.replace("table", "Table ")
+        parts = [f"[{title}]({page}/{table}.md)", says, column, cell["paper"]]
+        lines.append((table, _line(parts + [f"{value}, `{schedule}`", NOT_COMPARED])))
     for claim in CLAIMS:
         if claim.says.startswith("Each step up"):
             continue  # Table 6's pairs: on its page
@@ -143,9 +155,20 @@ def render_summary(record: Record, page: str) -> str:
         title = claim.table.replace("table", "Table ").replace("figure", "Figure ")
         link = f"[{title}]({page}/{claim.table}.md)"
         ours = f"{described(reading.a)} against {described(reading.b)}, `{best}`"
-        out.append(f"| {link} | {claim.says} | {reading.column} | {reading.paper[0]} against "
-                   f"{reading.paper[1]} | {ours} | {reading.verdict} |")  # fmt: skip
-    return "\n".join(out) + "\n"
+        paper = f"{reading.paper[0]} against {reading.paper[1]}"
+        parts = [link, claim.says, reading.column, paper, ours, str(reading.verdict)]
+        lines.append((claim.table, _line(parts)))
+    lines.sort(key=lambda line: PAGES.index(line[0]))  # stable: each table's claims in order
+    head = [
+        "| | the paper's claim | column | paper | ours | verdict |",
+        "|---|---|---|---|---|---|",
+    ]
+    return "\n".join(head + [line for _, line in lines]) + "\n"
+
+
+def _line(cells: list[str]) -> str:
+    """A markdown table's line."""
+    return "| " + " | ".join(cells) + " |"
 
 
 def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list[str]]:

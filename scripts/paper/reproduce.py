@@ -40,7 +40,7 @@ import os
 import sys
 
 from reproduction.domain import domain
-from reproduction.pretraining import tokens_seen, write_results
+from reproduction.pretraining import tokens_seen, write_results, write_training
 from reproduction.record import RUNS_FILE, format_runs, merged, read_runs
 from reproduction.runner import Runner, platform_flags
 from reproduction.scales import LAPTOP_SIZES, scale_named
@@ -138,6 +138,9 @@ def reproduce(args: ReproduceOptions) -> None:
             lambda name: tokens_seen(name, scale, context.data),
         )
         print(f"pre-training results of {runs} model(s): {os.path.join(tables, 'pretraining.tsv')}")
+        losses = os.path.join(tables, "pretraining_losses.tsv")
+        rows = write_training(runner.output_dir, losses, scale.name)
+        print(f"training losses at {rows} step(s) of the pre-trainings' logs: {losses}")
 
 
 if __name__ == "__main__":

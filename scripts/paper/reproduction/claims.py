@@ -196,6 +196,20 @@ CLAIMS = [
 ]
 
 
+# The tables whose claims compare BERT with other systems, which are not run here: the summary
+# shows ours beside the paper's, with no verdict: (table, schedule, the paper's claim, row,
+# column).
+UNCOMPARED = (
+    ("table1", "long", "BERT-BASE is above every earlier system on GLUE",
+     "ours (L-4_H-128_A-2)", "Average"),
+    ("table2", "long", "BERT-BASE is above every earlier system on SQuAD 1.1",
+     "ours (L-4_H-128_A-2)", "F1"),
+    ("table3", "long", "BERT-LARGE is above every earlier system on SQuAD 2.0",
+     "ours (L-4_H-128_A-2)", "F1"),
+)  # fmt: skip
+NOT_COMPARED = "no verdict: the paper's comparison is with systems not run here"
+
+
 def read(claim: Claim, schedule: str, lines: list[dict], paper: dict) -> list[Reading]:
     """Each column's reading of `claim` at `schedule` from the record's `lines`; `paper`:
     {(table, row, column): the paper's number as written}. A column whose rows have no runs

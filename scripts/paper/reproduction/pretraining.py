@@ -10,7 +10,7 @@ import re
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text
 from reproduction.datasets import Data
-from reproduction.runner import REPO, Runner, read_results
+from reproduction.runner import COMMIT_LINE, REPO, Runner, checkout_commit, read_results
 from reproduction.scales import DEFAULT_MASKING, MASK_ONLY, PHASE1_STEPS, Scale
 
 
@@ -385,3 +385,64 @@ def _cell(value: float | int | None) -> str:
     if value is None:
         return "-"
     return str(value) if isinstance(value, int) else f"{value:g}"
+
+
+# The steps of each pre-training whose training losses the record keeps (issue 94), and what
+# of each step's log line.
+TRAINING_STEPS = (500, 1000, 5000, 10000, 40000)
+TRAINING_COLUMNS = ("loss", "masked_lm_loss", "masked_lm_accuracy", "next_sentence_accuracy",
+                    "lm_loss")  # fmt: skip
+STEP_LINE = re.compile(r"\] step (\d+)/\d+: (.*?)(?:, ETA .*)?$", re.M)
+
+
+@dataclasses.dataclass
+class TrainingLog:
+    """What a pre-training's log says: the commit and command it ran, and each logged step's
+    values (the first time the step was logged: a resumed run logs none twice)."""
+
+    commit: str
+    command: str
+    steps: dict  # step -> {name: value as logged}
+
+
+def read_training_log(text: str, output_dir: str) -> TrainingLog:
+    """`text`: OUT/logs/pretraining_RUN.log. The command as a user reruns it: `python`, the
+    script by its path in the repository, OUT for `output_dir`. The commit: the log's own line
+    (runner.py writes one), else the HEAD of the checkout the command's script was run from."""
+    commit, command = "-", "-"
+    for line in text.splitlines():
+        if line.startswith(COMMIT_LINE) and commit == "-":
+            commit = line[len(COMMIT_LINE) :].strip()
+        if line.startswith("$ ") and command == "-":
+            words = line[2:].split()
+            checkout = os.path.dirname(words[1])
+            if commit == "-" and os.path.isdir(checkout):
+                commit = checkout_commit(checkout)
+            script = os.path.relpath(words[1], checkout)
+            command = " ".join(["python", script] + words[2:]).replace(output_dir, "OUT")
+    steps = {}
+    for match in STEP_LINE.finditer(text):
+        values = dict(pair.split("=", 1) for pair in match.group(2).split(", ") if "=" in pair)
+        steps.setdefault(int(match.group(1)), values)
+    return TrainingLog(commit, command, steps)
+
+
+def write_training(output_dir: str, path: str, schedule: str) -> int:
+    """Writes `path` (TSV): for each pre-training under OUT/pretraining with a log, its
+    training losses at TRAINING_STEPS (those it logged), the commit and the command. Returns
+    the number of rows."""
+    header = ["schedule", "run", "step", *TRAINING_COLUMNS, "commit", "command"]
+    rows = []
+    root = os.path.join(output_dir, "pretraining")
+    for name in sorted(filesystem.listdir(root)) if filesystem.isdir(root) else []:
+        log = os.path.join(output_dir, "logs", f"pretraining_{name}.log")
+        if not filesystem.isfile(log):
+            continue
+        with filesystem.open_file(log, "r") as f:
+            found = read_training_log(f.read(), output_dir)
+        for step in TRAINING_STEPS:
+            if step in found.steps:
+                values = [found.steps[step].get(column, "-") for column in TRAINING_COLUMNS]
+                rows.append([schedule, name, str(step), *values, found.commit, found.command])
+    atomic_write_text(path, "".join("\t".join(row) + "\n" for row in [header] + rows))
+    return len(rows)

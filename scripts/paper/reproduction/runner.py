@@ -14,6 +14,15 @@ from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text
 
 REPO = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", "..", ".."))
+COMMIT_LINE = "# bert_tf commit "  # a log's line naming the commit its command ran at
+
+
+def checkout_commit(folder: str) -> str:
+    """The commit checked out in `folder` (its git HEAD), or "-" outside a git checkout."""
+    found = subprocess.run(
+        ["git", "-C", folder, "rev-parse", "--short=7", "HEAD"], capture_output=True, text=True
+    )
+    return found.stdout.strip() if found.returncode == 0 else "-"
 
 
 # A rough cost of a step, in fine-tuning runs (a pre-training run takes about 15 of them on a
@@ -106,7 +115,7 @@ class Runner:
         print(f"{self.progress(name)} {name} (log: {log})", flush=True)
         self.weight_done += _weight(name)
         with filesystem.open_file(local_log, "a") as f:
-            f.write(f"$ {line}\n")
+            f.write(f"{COMMIT_LINE}{checkout_commit(REPO)}\n$ {line}\n")
             f.flush()
             result = subprocess.run(
                 command, cwd=REPO, env={**self.env, **(env or {})}, stdout=f, stderr=f
