@@ -180,3 +180,28 @@ def test_a_record_of_runs_is_taken_in_by_add_runs(tmp_path):
     with pytest.raises(InputError, match="--add_runs=.*bad.tsv: expected the columns"):
         doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path),
                                     add_runs=str(tmp_path / "bad.tsv")))  # fmt: skip
+
+
+def test_a_number_quoted_in_prose_is_its_rows_and_columns_cell(tmp_path):
+    doc = tmp_path / "page.md"
+    bert, no_nsp = "table5|long40k|BERT|QNLI", "table5|long40k|No NSP|QNLI"
+    doc.write_text(
+        f"QNLI: <!-- cell:{bert} -->?<!-- /cell --> with NSP, "
+        f"<!-- mean:{no_nsp} -->?<!-- /mean --> without.\n"
+    )
+    options = DocTablesOptions(doc=str(doc), tsv_dir=str(RECORD))
+    doc_tables(options)
+    written = doc.read_text()
+    assert written == (
+        f"QNLI: <!-- cell:{bert} -->66.3 ±0.29 (3)<!-- /cell --> with NSP, "
+        f"<!-- mean:{no_nsp} -->55.8<!-- /mean --> without.\n"
+    )
+    options.verify = True
+    doc_tables(options)  # as written: no exit
+    # The two rows' numbers swapped: each is now another row's cell.
+    doc.write_text(written.replace("66.3 ±0.29 (3)", "55.8 ±0.25 (3)").replace(">55.8<", ">66.3<"))
+    with pytest.raises(SystemExit, match=r"cell:table5\|long40k\|BERT\|QNLI"):
+        doc_tables(options)
+    doc.write_text("<!-- mean:table5|long40k|BERT|QNLl -->1<!-- /mean -->\n")
+    with pytest.raises(InputError, match=r"table5\|long40k\|BERT\|QNLl: the record has no such"):
+        doc_tables(options)

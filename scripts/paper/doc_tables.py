@@ -5,6 +5,8 @@ page, its spread and every verdict are computed, none written by hand:
     python scripts/paper/doc_tables.py           # rewrite each <!-- begin NAME --> block
     python scripts/paper/doc_tables.py --verify   # exit 1, naming the block, where one differs
 
+and each number of ours quoted in prose as `<!-- cell:TABLE|SCHEDULE|ROW|COLUMN -->` (QUOTE).
+
 The blocks, by NAME:
 - `table5` (any table's TSV name): the table, a line per row and column: the paper's number,
   then ours at each schedule the TSV has, a column each (`mean ±spread (runs)` from the record
@@ -23,7 +25,16 @@ import os
 import re
 
 from reproduction.claims import CLAIMS, NOT_COMPARED, UNCOMPARED, Claim, read
-from reproduction.record import HEADER, RUNS_FILE, cells, described, format_runs, merged, read_runs
+from reproduction.record import (
+    HEADER,
+    RUNS_FILE,
+    cells,
+    described,
+    figure,
+    format_runs,
+    merged,
+    read_runs,
+)
 from reproduction.verdicts import RULE
 
 from bert_tf import cli
@@ -37,6 +48,11 @@ REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 # The title's account of the columns, as reproduce.py writes it ("(ours / paper)") or as here.
 ACCOUNT = re.compile(r"\((?:ours[^()]*/ paper|the paper's, then ours[^()]*)\)")
 VERDICTS = "verdicts_"
+# A number of ours quoted in prose, by the cell it is: `<!-- cell:table5|long40k|BERT|QNLI -->`
+# then the cell as the tables give it (mean ±spread (runs)), or with `mean:` its mean alone,
+# then `<!-- /cell -->` (`<!-- /mean -->`). Written from the record like the blocks, so that a
+# number quoted for another row or column than its own cannot stand.
+QUOTE = re.compile(r"(<!-- (cell|mean):([^>]+?) -->)(.*?)(<!-- /\2 -->)")
 # The paper's tables and figure, in its order: the summary's.
 PAGES = [f"table{n}" for n in range(1, 9)] + ["figure5"]
 
@@ -55,6 +71,13 @@ class Record:
         runs = os.path.join(tsv_dir, RUNS_FILE)
         self.runs = read_runs(runs) if os.path.exists(runs) else []
         self._tables: dict[str, list[dict]] = {}
+        self._cells: dict[tuple[str, str], dict] = {}
+
+    def cells(self, schedule: str, table: str) -> dict:
+        """record.cells, each table and schedule's computed once."""
+        if (schedule, table) not in self._cells:
+            self._cells[(schedule, table)] = cells(self.runs, schedule, table)
+        return self._cells[(schedule, table)]
 
     def table(self, name: str) -> list[dict]:
         if name not in self._tables:
@@ -74,7 +97,7 @@ def render_table(record: Record, name: str, schedules: list[str]) -> list[str]:
     ours at each of `schedules` that the TSV has."""
     rows = record.table(name)
     schedules = table_schedules(rows, schedules)
-    ours = {schedule: cells(record.runs, schedule, name) for schedule in schedules}
+    ours = {schedule: record.cells(schedule, name) for schedule in schedules}
     at = {(c["schedule"], c["row"], c["column"]): c for c in rows}
     pairs = list(dict.fromkeys((c["row"], c["column"]) for s in schedules for c in rows
                                if c["schedule"] == s))  # fmt: skip
@@ -139,7 +162,7 @@ def render_summary(record: Record, page: str) -> str:
         cell = found.get((schedule, row, column))
         if cell is None:
             continue
-        ours = cells(record.runs, schedule, table).get((row, column))
+        ours = record.cells(schedule, table).get((row, column))
         value = described(ours) if ours else cell["ours"]
         title = table.replace("table", "Table ")
         parts = [f"[{title}]({page}/{table}.md)", says, column, cell["paper"]]
@@ -189,7 +212,19 @@ def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list
             changed.append(name)
         return start + new + end
 
-    return BLOCK.sub(rewrite, text), changed
+    def quote(match: re.Match) -> str:
+        start, kind, where, body, end = match.groups()
+        table, schedule, row, column = where.split("|")
+        cell = record.cells(schedule, table).get((row, column))
+        if cell is None:
+            raise InputError(f"a quote of {where}: the record has no such cell (table|schedule|"
+                             "row|column of docs/reproduction/runs.tsv)")  # fmt: skip
+        new = described(cell) if kind == "cell" else figure(cell.mean)
+        if new != body:
+            changed.append(f"{kind}:{where}")
+        return start + new + end
+
+    return QUOTE.sub(quote, BLOCK.sub(rewrite, text)), changed
 
 
 @options
