@@ -205,3 +205,29 @@ def test_a_number_quoted_in_prose_is_its_rows_and_columns_cell(tmp_path):
     doc.write_text("<!-- mean:table5|long40k|BERT|QNLl -->1<!-- /mean -->\n")
     with pytest.raises(InputError, match=r"table5\|long40k\|BERT\|QNLl: the record has no such"):
         doc_tables(options)
+
+
+def test_a_committed_runs_first_steps_rerun_on_another_machine_give_its_committed_loss():
+    # Issue 94's honest-numbers check: docs/reproduction/honest_numbers.tsv holds a rerun of a
+    # committed run's first 1,000 steps from its committed command, on another machine; each
+    # loss it compares is the committed TSV's own cell, and the rerun's is within 0.01 of it.
+    honest = read_runs(str(RECORD / "honest_numbers.tsv"))
+    assert {row["step"] for row in honest} >= {"1000"}
+    for row in honest:
+        committed = read_runs(str(RECORD / row["committed_in"]))
+        shape = row["run"].split("/")[0].removeprefix("lr_search_").split("_40000steps")[0]
+        (cell,) = [r for r in committed if r["shape"] == shape]
+        assert row["committed_masked_lm_loss"] == cell[f"train_masked_lm_loss_{row['step']}"]
+        assert (
+            abs(
+                float(row["rerun_masked_lm_loss"])
+                - float(cell[f"train_masked_lm_loss_{row['step']}"])
+            )
+            <= 0.01
+        )
+    page = (REPO / "docs" / "REPRODUCTION.md").read_text()
+    assert "reproduction/honest_numbers.tsv" in page
+    honest_paragraph = page.split("**Honest numbers.**")[1].split("\n\n")[0]
+    assert [row["rerun_masked_lm_loss"] for row in honest] == re.findall(
+        r"\d\.\d+(?=\D*(?:\)|and))", honest_paragraph.split("to the digits logged")[1]
+    )
