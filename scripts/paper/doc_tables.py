@@ -16,6 +16,7 @@ The blocks, by NAME:
   numbers, ours, the floor, the verdict by verdicts.RULE.
 - `summary`: a line per claim, its headline column (the record's first screen).
 - `rule`: verdicts.RULE.
+- `seed_changes`: the verdicts that a second pre-training seed's runs changed.
 """
 
 from __future__ import annotations
@@ -189,6 +190,28 @@ def render_summary(record: Record, page: str) -> str:
     return "\n".join(head + [line for _, line in lines]) + "\n"
 
 
+def render_seed_changes(record: Record) -> str:
+    """The verdicts that more pre-training seeds changed: each claim's reading at its best
+    schedule from the first seed's runs alone against all seeds' (the floor's runs too)."""
+    seeds = sorted({line["seed"] for line in record.runs})
+    if seeds == ["1"]:
+        return "No run of a second pre-training seed is in the record yet.\n"
+    out = [_line(["", "the paper's claim", "column", "seed 1", f"seeds {', '.join(seeds)}"])]
+    out.append("|---" * 5 + "|")
+    for claim in CLAIMS:
+        best, paper = claim.schedules[0], record.paper(claim)
+        first = {r.column: r for r in read(claim, best, record.runs, paper, ("1",))}
+        for reading in read(claim, best, record.runs, paper):
+            before = first.get(reading.column)
+            if before and before.verdict.word != reading.verdict.word:
+                title = claim.table.replace("table", "Table ").replace("figure", "Figure ")
+                cells = [title, claim.says, reading.column, str(before.verdict)]
+                out.append(_line(cells + [str(reading.verdict)]))
+    if len(out) == 2:
+        return f"Seeds {', '.join(seeds)} in the record; no verdict changed from seed 1's.\n"
+    return "\n".join(out) + "\n"
+
+
 def _line(cells: list[str]) -> str:
     """A markdown table's line."""
     return "| " + " | ".join(cells) + " |"
@@ -204,6 +227,8 @@ def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list
             new = "".join(f"{i}. {line}\n" for i, line in enumerate(RULE, 1))
         elif name == "summary":
             new = render_summary(record, "reproduction")
+        elif name == "seed_changes":
+            new = render_seed_changes(record)
         elif name.startswith(VERDICTS):
             new = render_verdicts(record, name[len(VERDICTS) :])
         else:

@@ -210,12 +210,14 @@ UNCOMPARED = (
 NOT_COMPARED = "no verdict: the paper's comparison is with systems not run here"
 
 
-def read(claim: Claim, schedule: str, lines: list[dict], paper: dict) -> list[Reading]:
-    """Each column's reading of `claim` at `schedule` from the record's `lines`; `paper`:
-    {(table, row, column): the paper's number as written}. A column whose rows have no runs
-    (yet, or at this schedule) is left out."""
-    found = cells(lines, schedule, claim.table)
-    floors = cells(lines, schedule, claim.floor[0]) if claim.floor else {}
+def read(
+    claim: Claim, schedule: str, lines: list[dict], paper: dict, seeds: tuple | None = None
+) -> list[Reading]:
+    """Each column's reading of `claim` at `schedule` from the record's `lines` (of the
+    pre-training `seeds` where given); `paper`: {(table, row, column): the paper's number as
+    written}. A column whose rows have no runs (yet, or at this schedule) is left out."""
+    found = cells(lines, schedule, claim.table, seeds)
+    floors = cells(lines, schedule, claim.floor[0], seeds) if claim.floor else {}
     readings = []
     for column, says in claim.columns.items():
         a, b = found.get((claim.a, column)), found.get((claim.b, column))

@@ -91,13 +91,18 @@ def _part(line: dict) -> Cell:
     return Cell(int(line["runs"]), float(line["value"]), spread)
 
 
-def cells(lines: list[dict], schedule: str, table: str) -> dict[tuple[str, str], Cell]:
-    """{(row, column): Cell} of `table` at `schedule`: for each pre-training seed, the runs at
-    the learning rate with the best mean on its column (or `SELECTED_BY`'s), as the paper
-    chose a rate per model; then every seed's chosen runs pooled."""
+def cells(
+    lines: list[dict], schedule: str, table: str, seeds: tuple[str, ...] | None = None
+) -> dict[tuple[str, str], Cell]:
+    """{(row, column): Cell} of `table` at `schedule`: for each pre-training seed (of `seeds`
+    where given), the runs at the learning rate with the best mean on its column (or
+    `SELECTED_BY`'s), as the paper chose a rate per model; then every seed's chosen runs
+    pooled."""
     groups: dict = {}  # (row, column) -> seed -> lr -> [Cell of a line, ...]
     for line in lines:
-        if (line["schedule"], line["table"]) == (schedule, table):
+        if (line["schedule"], line["table"]) == (schedule, table) and (
+            seeds is None or line["seed"] in seeds
+        ):
             by_seed = groups.setdefault((line["row"], line["column"]), {})
             by_seed.setdefault(line["seed"], {}).setdefault(line["lr"], []).append(_part(line))
     found = {}
