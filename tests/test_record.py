@@ -214,6 +214,10 @@ def test_a_number_quoted_in_prose_is_its_rows_and_columns_cell(tmp_path):
     doc.write_text(written.replace("66.3 ±0.29 (3)", "55.8 ±0.25 (3)").replace(">55.8<", ">66.3<"))
     with pytest.raises(SystemExit, match=r"cell:table5\|long40k\|BERT\|QNLI"):
         doc_tables(options)
+    # A quote broken over two lines is still one; one left open is refused, never skipped.
+    doc.write_text(f"<!-- mean:{bert} -->66.3\n<!-- /mean -->, <!-- mean:{no_nsp} -->55.8\n")
+    with pytest.raises(InputError, match="without its closing"):
+        doc_tables(options)
     doc.write_text("<!-- mean:table5|long40k|BERT|QNLl -->1<!-- /mean -->\n")
     with pytest.raises(InputError, match=r"table5\|long40k\|BERT\|QNLl: the record has no such"):
         doc_tables(options)

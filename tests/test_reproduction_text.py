@@ -1,9 +1,12 @@
 """The reproduction record's readings of the ablations (Tables 5, 6, 8 and Figure 5, each
-schedule, each on its table's page docs/reproduction/<table>.md) quote the TSVs they read: every
-number in a "What holds and what does not" or "What it shows" paragraph is a cell of
-docs/reproduction/ (ours, the paper's, a restarts' spread, a pre-training run's perplexity), or a
-number derived from cells, checked here by its derivation. A number misquoted, or rounded from
-rounded values, fails."""
+schedule, each on its table's page docs/reproduction/<table>.md) quote the TSVs they read. Each
+number of ours that a "What holds and what does not" or "What it shows" paragraph gives as a
+table's cell is a quote naming that cell (`<!-- cell:TABLE|SCHEDULE|ROW|COLUMN -->...<!-- /cell
+-->`, or `mean:` for its mean alone), which scripts/paper/doc_tables.py writes from the record of
+runs and its --verify checks against that exact row and column. Every number left plain is the
+paper's cell, a pre-training run's perplexity, a restarts' spread or a number derived from cells,
+checked here by its derivation, and may not be a cell of ours: a number of ours quoted plain
+(perhaps for the wrong row), misquoted, or rounded from rounded values, fails."""
 
 from __future__ import annotations
 
@@ -16,6 +19,9 @@ from conftest import REPO
 DOCS = REPO / "docs" / "reproduction"
 # A decimal as the text quotes it (not a version such as 2.21.0, not 1e-3).
 NUMBER = re.compile(r"(?<![\w.])\d+\.\d+(?!\.\d)")
+# A number of ours quoted by its cell, as doc_tables.py's QUOTE reads it (on one line): the cell
+# (TABLE|SCHEDULE|ROW|COLUMN), then the text doc_tables.py wrote from it.
+QUOTE = re.compile(r"<!-- (cell|mean):([^>]+?) -->(.*?)<!-- /\1 -->")
 
 
 def rows(name: str) -> list[dict]:
@@ -23,19 +29,20 @@ def rows(name: str) -> list[dict]:
         return list(csv.DictReader(f, delimiter="\t"))
 
 
-def one_decimal(value: str) -> set[str]:
-    return set() if value in ("-", "") else {f"{float(value):.1f}"}
+def paper_numbers(table: str, schedules: tuple[str, ...]) -> set[str]:
+    """The paper's cells of `table` (on its rows at `schedules`), as written. Ours are not here:
+    a reading quotes each of ours by its cell (QUOTE), never plain."""
+    return {row["paper"] for row in rows(table) if row["schedule"] in schedules} - {"-"}
 
 
-def cells(table: str, schedules: tuple[str, ...]) -> set[str]:
-    """Every cell of `table` at `schedules` as a page quotes it: ours, the paper's and the
-    restarts' spread as written, ours and the spread also to one decimal."""
-    found = set()
-    for row in rows(table):
-        if row["schedule"] in schedules:
-            found |= {row["ours"], row["paper"], row["spread"]} - {"-"}
-            found |= one_decimal(row["ours"]) | one_decimal(row["spread"])
-    return found
+def spreads(table: str, schedule: str) -> dict[str, str]:
+    """Each restarts' spread of `table` at `schedule` to one decimal, as a reading gives their
+    range ("the restarts' spread ±0.3-1.4") apart from any cell (the text's number -> whose)."""
+    return {
+        f"{float(row['spread']):.1f}": f"{row['row']} {row['column']}'s restarts' spread"
+        for row in rows(table)
+        if row["schedule"] == schedule and row["spread"] != "-"
+    }
 
 
 def pretraining(schedule: str) -> dict[str, dict]:
@@ -59,6 +66,17 @@ def reading(name: str, heading: str) -> str:
     start = text.find(heading)
     assert start > text.index("\n## Discussion\n"), f"{name}.md: no {heading!r} in its discussion"
     return text[start + len(heading) : text.index("\n\n", start)]
+
+
+def unquoted(text: str) -> str:
+    """`text` without its quotes of cells (doc_tables.py --verify checks each against its cell)."""
+    return QUOTE.sub("", text)
+
+
+def plain(text: str, cell: str) -> str:
+    """`text` with its quotes of `cell` (TABLE|SCHEDULE|ROW|COLUMN) left as plain numbers: how
+    the readings quoted ours before quotes named their cells."""
+    return QUOTE.sub(lambda m: m[3] if m[2] == cell else m[0], text)
 
 
 def derived_table6_long40k() -> dict[str, str]:
@@ -149,71 +167,103 @@ def long_qnli() -> set[str]:
 # Each reading: what its numbers may be (cells, perplexities) and derived from (number -> how).
 READINGS = {
     ("table6", "What holds and what does not, `long40k`"): lambda: (
-        cells("table6", ("long40k",)) | cells("table5", ("long",)) | perplexities("long40k"),
-        derived_table6_long40k(),
+        paper_numbers("table6", ("long40k",))
+        | paper_numbers("table5", ("long",))
+        | perplexities("long40k"),
+        derived_table6_long40k() | spreads("table6", "long40k"),
     ),
     # Table 8's maskings are Table 6's 4/128/2; the unigram model is `long`'s (the same records).
     ("table8", "What holds and what does not, `long40k`"): lambda: (
-        cells("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
-        gaps("table8", "long40k"),
+        paper_numbers("table8", ("long40k",)) | perplexities("long40k") | unigram("long"),
+        gaps("table8", "long40k") | spreads("table8", "long40k"),
     ),
     # Table 5's rows at Tables 6 and 8's recipe, beside `long`'s (the same columns).
     ("table5", "What holds and what does not, `long40k`"): lambda: (
-        cells("table5", ("long40k", "long")) | perplexities("long40k"),
-        gaps("table5", "long40k"),
+        paper_numbers("table5", ("long40k", "long")) | perplexities("long40k"),
+        gaps("table5", "long40k") | spreads("table5", "long40k"),
     ),
     # `long`'s and `small`'s readings, each against its own schedule's cells.
     ("table5", "What it shows, `long`:"): lambda: (
-        cells("table5", ("long", "small")) | perplexities("long") | long_qnli(),
+        paper_numbers("table5", ("long", "small")) | perplexities("long") | long_qnli(),
         gaps("table5", "long"),
     ),
     ("table5", "What it shows, `small`:"): lambda: (
-        cells("table5", ("small",)),
+        paper_numbers("table5", ("small",)),
         gaps("table5", "small"),
     ),
     ("table6", "What holds and what does not, `long`"): lambda: (
-        cells("table6", ("long",)) | perplexities("long") | unigram("long") | TABLE6_LONG_LOGS,
-        gaps("table6", "long"),
+        paper_numbers("table6", ("long",))
+        | perplexities("long")
+        | unigram("long")
+        | TABLE6_LONG_LOGS,
+        gaps("table6", "long") | spreads("table6", "long"),
     ),
     ("table6", "What holds and what does not, `small`"): lambda: (
-        cells("table6", ("small",)),
+        paper_numbers("table6", ("small",)),
         gaps("table6", "small"),
     ),
     ("table8", "What the two rows show, `long`"): lambda: (
-        cells("table8", ("long",)) | perplexities("long") | unigram("long"),
+        paper_numbers("table8", ("long",)) | perplexities("long") | unigram("long"),
         {},
     ),
     ("table8", "What holds and what does not, `small`"): lambda: (
-        cells("table8", ("small",)) | perplexities("small") | nsp("small") | unigram("small"),
+        paper_numbers("table8", ("small",))
+        | perplexities("small")
+        | nsp("small")
+        | unigram("small"),
         gaps("table8", "small"),
     ),
     ("figure5", "What it shows, `long40k`:"): lambda: (
-        cells("figure5", ("long40k",)) | cells("table5", ("long40k",)) | perplexities("long40k"),
+        paper_numbers("figure5", ("long40k",))
+        | paper_numbers("table5", ("long40k",))
+        | perplexities("long40k"),
         gaps("figure5", "long40k"),
     ),
     ("figure5", "What it shows, `long`:"): lambda: (
-        cells("figure5", ("long",))
-        | cells("table5", ("long",))
+        paper_numbers("figure5", ("long",))
+        | paper_numbers("table5", ("long",))
         | perplexities("long")
         | long_qnli(),
         {},
     ),
     ("figure5", "What it shows, `small`:"): lambda: (
-        cells("figure5", ("small",)) | cells("table5", ("small",)),
+        paper_numbers("figure5", ("small",)) | paper_numbers("table5", ("small",)),
         {},
     ),
 }
 
 
-@pytest.mark.parametrize("name, heading", list(READINGS))
-def test_every_number_of_an_ablations_reading_is_a_cell_or_derived_from_cells(name, heading):
+def unexplained(name: str, heading: str, text: str) -> list[str]:
+    """The plain numbers of `text`, table `name`'s reading under `heading`, that are none of what
+    its numbers may be (the paper's cells, perplexities, constants) nor derived from cells."""
     allowed, derived = READINGS[name, heading]()
-    unexplained = [
+    return [
         number
-        for number in NUMBER.findall(reading(name, heading))
+        for number in NUMBER.findall(unquoted(text))
         if number not in allowed and number not in derived and number not in CONSTANTS
     ]
-    assert unexplained == []
+
+
+@pytest.mark.parametrize("name, heading", list(READINGS))
+def test_every_number_of_an_ablations_reading_is_a_quote_or_the_papers_or_derived(name, heading):
+    text = reading(name, heading)
+    assert QUOTE.search(text), "the reading quotes none of our cells"
+    # A quote opened and not closed on its line is no quote to doc_tables.py: it is not checked.
+    assert "<!--" not in unquoted(text)
+    assert unexplained(name, heading, text) == []
+
+
+def test_a_number_of_ours_quoted_plain_is_unexplained():
+    # "66.3 ±0.29 (3)" is table5|long40k|BERT|QNLI. Plain, it passed while it was any cell of the
+    # table's, of whichever row; now only a quote of its own cell may give it.
+    name, heading = "table5", "What holds and what does not, `long40k`"
+    text = reading(name, heading)
+    assert unexplained(name, heading, text) == []
+    assert unexplained(name, heading, plain(text, "table5|long40k|BERT|QNLI")) == ["66.3", "0.29"]
+    # A number of another row, plain where the text means BERT's: No NSP's QNLI (55.8).
+    first = QUOTE.search(text)
+    assert first[2] == "table5|long40k|BERT|QNLI"
+    assert unexplained(name, heading, text.replace(first[0], "55.8", 1)) == ["55.8"]
 
 
 def test_a_ratio_is_rounded_from_the_tsvs_own_values():

@@ -53,7 +53,8 @@ VERDICTS = "verdicts_"
 # then the cell as the tables give it (mean ±spread (runs)), or with `mean:` its mean alone,
 # then `<!-- /cell -->` (`<!-- /mean -->`). Written from the record like the blocks, so that a
 # number quoted for another row or column than its own cannot stand.
-QUOTE = re.compile(r"(<!-- (cell|mean):([^>]+?) -->)(.*?)(<!-- /\2 -->)")
+QUOTE = re.compile(r"(<!-- (cell|mean):([^>\n]+?) -->)(.*?)(<!-- /\2 -->)", re.S)
+OPENED = re.compile(r"<!-- (?:cell|mean):")
 # The paper's tables and figure, in its order: the summary's.
 PAGES = [f"table{n}" for n in range(1, 9)] + ["figure5"]
 
@@ -249,7 +250,11 @@ def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list
             changed.append(f"{kind}:{where}")
         return start + new + end
 
-    return QUOTE.sub(quote, BLOCK.sub(rewrite, text)), changed
+    text = BLOCK.sub(rewrite, text)
+    if len(OPENED.findall(text)) != len(QUOTE.findall(text)):
+        raise InputError("a quote (<!-- cell:... --> or <!-- mean:... -->) without its closing "
+                         "<!-- /cell --> or <!-- /mean -->; expected each closed")  # fmt: skip
+    return QUOTE.sub(quote, text), changed
 
 
 @options
