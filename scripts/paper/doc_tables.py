@@ -170,8 +170,8 @@ def render_summary(record: Record, page: str) -> str:
         parts = [f"[{title}]({page}/{table}.md)", says, column, cell["paper"]]
         lines.append((table, _line(parts + [f"{value}, `{schedule}`", NOT_COMPARED])))
     for claim in CLAIMS:
-        if claim.says.startswith("Each step up"):
-            continue  # Table 6's pairs: on its page
+        if not claim.in_summary:
+            continue
         best = claim.schedules[0]
         reading = next((r for r in read(claim, best, record.runs, record.paper(claim))
                         if r.column == claim.headline), None)  # fmt: skip

@@ -35,6 +35,7 @@ class Claim:
     columns: dict
     headline: str
     floor: tuple[str, str] | None = None
+    in_summary: bool = True  # False: on its table's page alone (a detail of another claim)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -113,6 +114,7 @@ CLAIMS = [
             {"LM (ppl)": LOWER, **{column: HIGHER for column in TABLE6_FINETUNING}},
             "LM (ppl)",
             ("table5", FLOOR),
+            in_summary=False,
         )
         for smaller, bigger in itertools.pairwise(TABLE6_SHAPES)
     ],
