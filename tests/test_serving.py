@@ -24,6 +24,7 @@ from bert_tf.modeling.span_labeler import BertSpanLabeler
 from bert_tf.modeling.token_classifier import BertTokenClassifier
 from bert_tf.ner.serving import export_ner
 from bert_tf.serving.export import METADATA_FILE, check_export_dir, check_text_pairs
+from bert_tf.serving.warmup import WARMUP_FILE
 from bert_tf.squad.serving import export_squad
 from bert_tf.swag.serving import ENDINGS, export_swag
 
@@ -168,6 +169,33 @@ def test_a_request_of_more_tokens_than_positions_is_refused(model, exports):
     with pytest.raises(tf.errors.InvalidArgumentError) as error:
         serve(**request(shape))
     assert "serve: more tokens than max_position_embeddings=64" in str(error.value)
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_export_warms_tf_serving_up_with_requests_of_each_signature(model, exports):
+    # TF Serving reads assets.extra/tf_serving_warmup_requests as PredictionLog records and
+    # replays each request through its signature before the model takes traffic: read here
+    # with TF Serving's own protos, and each request answered by the export.
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    path = exports["folder"] / model / WARMUP_FILE
+    requests = []
+    for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
+        log = prediction_log_pb2.PredictionLog.FromString(record)
+        assert log.WhichOneof("log_type") == "predict_log"
+        requests.append(log.predict_log.request)
+    signatures = [request.model_spec.signature_name for request in requests]
+    assert signatures == ["serving_default"] * 3 + ["serve"] * 3
+    lengths = []
+    for request in requests:
+        inputs = {name: tf.make_ndarray(value) for name, value in request.inputs.items()}
+        answer = exports[model].signatures[request.model_spec.signature_name](**inputs)
+        assert answer and all(np.all(np.isfinite(v)) for v in answer.values()
+                              if v.dtype.is_floating)  # fmt: skip
+        if request.model_spec.signature_name == "serve":
+            lengths.append(inputs["input_ids"].shape[-1])
+    # A short, a middle and the longest sequence of the export (max_seq_length 32).
+    assert lengths == [4, 16, 32]
 
 
 def test_the_raw_text_signatures_truncate_long_text_as_training_does(exports):

@@ -18,6 +18,7 @@ import tensorflow as tf
 from bert_tf.errors import InputError
 from bert_tf.io import filesystem
 from bert_tf.io.fileio import atomic_write_text, staging_folder
+from bert_tf.serving.warmup import warmup_requests, write_warmup_requests
 
 logger = logging.getLogger(__name__)
 
@@ -77,7 +78,9 @@ def export_model(
       in; the task's featurization in the graph, with the TF `modules` it uses);
     - `serve`: the model's inputs (`ids_shape`, int32) -> `outputs_of(the model's outputs)`.
 
-    `metadata`: what a client needs to know, in assets.extra/bert_tf.json.
+    `metadata`: what a client needs to know, in assets.extra/bert_tf.json (its
+    max_seq_length: the longest of the warm-up requests TF Serving replays as it loads the
+    export, assets.extra/tf_serving_warmup_requests).
     """
     archive = keras.export.ExportArchive()
     archive.track(model)
@@ -93,7 +96,9 @@ def export_model(
     archive.add_endpoint("serve", serve, input_signature=ids_signature)
     archive.add_endpoint("serving_default", text_endpoint, input_signature=text_signature)
     dtype = keras.backend.standardize_dtype(model.compute_dtype)
-    return write_archive(archive, export_dir, {**metadata, "dtype": dtype})
+    names = tuple(spec.name for spec in text_signature)
+    requests = warmup_requests(names, MODEL_INPUTS, ids_shape, metadata["max_seq_length"])
+    return write_archive(archive, export_dir, {**metadata, "dtype": dtype}, requests)
 
 
 def check_request(features: dict, config) -> list:
@@ -166,16 +171,20 @@ def model_in_dtype(model, dtype: str):
     return converted
 
 
-def write_archive(archive: keras.export.ExportArchive, export_dir: str, metadata: dict) -> str:
+def write_archive(
+    archive: keras.export.ExportArchive, export_dir: str, metadata: dict, requests: list = ()
+) -> str:
     """Writes the SavedModel beside `export_dir` and renames it into place (an existing
     export is replaced only by a complete one), with `metadata` (what a client needs to know)
-    in assets.extra/bert_tf.json, where SavedModels keep files TensorFlow does not read.
-    Returns `export_dir`."""
+    in assets.extra/bert_tf.json, where SavedModels keep files TensorFlow does not read, and
+    TF Serving's warm-up `requests` (warmup.py) beside it. Returns `export_dir`."""
     export_dir = filesystem.absolute(export_dir).rstrip("/")
     _restore_interrupted_swap(export_dir)
     with staging_folder(export_dir) as staging:
         archive.write_out(staging, verbose=False)
         atomic_write_text(os.path.join(staging, METADATA_FILE), json.dumps(metadata, indent=2))
+        if requests:
+            write_warmup_requests(staging, requests)
         check_export_dir(export_dir)  # what is there now: an earlier export, or nothing
         _swap_in(staging, export_dir)
     logger.info("SavedModel for serving in %s", export_dir)
