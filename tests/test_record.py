@@ -171,7 +171,7 @@ def test_a_record_of_runs_is_taken_in_by_add_runs(tmp_path):
         "<!-- begin verdicts_table5 -->\n<!-- end verdicts_table5 -->\n"
         "<!-- begin seed_changes -->\n<!-- end seed_changes -->\n"
     )
-    unchanged = "<!-- begin seed_changes -->\nNo run of a second pre-training seed is in the"
+    unchanged = "<!-- begin seed_changes -->\nNo cell that a verdict reads has a second pre-train"
     doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path)))
     assert unchanged in doc.read_text()
     doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path), add_runs=str(new)))
@@ -185,6 +185,8 @@ def test_a_record_of_runs_is_taken_in_by_add_runs(tmp_path):
         "| Table 5 | Next-sentence prediction helps QNLI, MNLI and SQuAD (not MRPC or SST-2) | "
         "MRPC | consistent (one pre-training seed) | reversed (one pre-training seed) |"
     ) in doc.read_text()
+    # One line per changed verdict: the other readings with seed 2's runs kept theirs.
+    assert doc.read_text().count("| Table 5 |") == 1
     with pytest.raises(InputError, match="--add_runs=.*nothing.tsv does not exist"):
         doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path),
                                     add_runs=str(tmp_path / "nothing.tsv")))  # fmt: skip

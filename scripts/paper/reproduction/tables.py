@@ -376,9 +376,9 @@ def seeds(ctx) -> Table:
     for seed in range(2, ctx.scale.pretraining_seeds + 1):
         for table_name, run in seeded_runs(ctx.scale, seed):
             rows.append((table_name, run, ctx.model(run)))
-            table.set(
-                f"{run.name}", "LM (ppl)", heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner)
-            )
+            perplexity = heldout_perplexity(run, ctx.scale, ctx.data, ctx.runner)
+            # The record keeps it as this table's, of the run's seed (no table has the column).
+            table.set(run.name, "LM (ppl)", perplexity, origin=("seeds", run.name, run.seed))
     for table_name, run, model in rows:
         if table_name == "table5" or run.masking == DEFAULT_MASKING:
             label = {"mlm_nsp": "BERT", "mlm": "No NSP", "ltr": "LTR & No NSP"}[run.objective]
