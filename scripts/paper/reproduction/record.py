@@ -41,8 +41,8 @@ SELECTED_BY = {"MNLI-mm": "MNLI-m", "Test F1": "Dev F1"}
 
 
 def figure(value) -> str:
-    """A number as every table of ours writes it: three significant figures at most (one
-    decimal from 10 up, two below); "-" for none."""
+    """A number as every table of ours writes it: one decimal from 10 up, two below; "-" for
+    none."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return "-"
     if isinstance(value, float):
