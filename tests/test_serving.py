@@ -171,19 +171,22 @@ def test_a_request_of_more_tokens_than_positions_is_refused(model, exports):
     assert "serve: more tokens than max_position_embeddings=64" in str(error.value)
 
 
+def warmup_requests(path: Path) -> list:
+    """The PredictRequests of an export's warm-up file, read with TF Serving's own protos."""
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    logs = [prediction_log_pb2.PredictionLog.FromString(record)
+            for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator()]  # fmt: skip
+    assert all(log.WhichOneof("log_type") == "predict_log" for log in logs)
+    return [log.predict_log.request for log in logs]
+
+
 @pytest.mark.parametrize("model", MODELS)
 def test_every_export_warms_tf_serving_up_with_requests_of_each_signature(model, exports):
     # TF Serving reads assets.extra/tf_serving_warmup_requests as PredictionLog records and
     # replays each request through its signature before the model takes traffic: read here
     # with TF Serving's own protos, and each request answered by the export.
-    from tensorflow_serving.apis import prediction_log_pb2
-
-    path = exports["folder"] / model / WARMUP_FILE
-    requests = []
-    for record in tf.data.TFRecordDataset(str(path)).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        assert log.WhichOneof("log_type") == "predict_log"
-        requests.append(log.predict_log.request)
+    requests = warmup_requests(exports["folder"] / model / WARMUP_FILE)
     signatures = [request.model_spec.signature_name for request in requests]
     assert signatures == ["serving_default"] * 3 + ["serve"] * 3
     lengths = []
@@ -196,6 +199,33 @@ def test_every_export_warms_tf_serving_up_with_requests_of_each_signature(model,
             lengths.append(inputs["input_ids"].shape[-1])
     # A short, a middle and the longest sequence of the export (max_seq_length 32).
     assert lengths == [4, 16, 32]
+
+
+@pytest.mark.parametrize("model", MODELS)
+def test_every_export_answers_in_a_tf1_session_as_tf_serving_runs_it(model, exports):
+    # TF Serving loads an export into a TF1 Session (its init op run once, with the assets
+    # fed), then runs a signature's tensors at every request: each warm-up request, twice,
+    # answers as the TF2 signature does. (An anonymous vocab table answered "Table not
+    # initialized" here: the Session made it anew at every run.)
+    folder = exports["folder"] / model
+    requests = []
+    for request in warmup_requests(folder / WARMUP_FILE):
+        name = request.model_spec.signature_name
+        inputs = {key: tf.make_ndarray(value) for key, value in request.inputs.items()}
+        expected = {k: v.numpy() for k, v in exports[model].signatures[name](**inputs).items()}
+        requests.append((name, inputs, expected))
+    with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+        meta_graph = tf.compat.v1.saved_model.load(session, ["serve"], str(folder))
+        for name, inputs, expected in requests:
+            signature = meta_graph.signature_def[name]
+            feed = {signature.inputs[key].name: value for key, value in inputs.items()}
+            fetch = {key: signature.outputs[key].name for key in expected}
+            for answer in (session.run(fetch, feed), session.run(fetch, feed)):
+                for key, value in expected.items():
+                    if value.dtype.kind == "f":
+                        np.testing.assert_allclose(answer[key], value, atol=1e-5, err_msg=key)
+                    else:
+                        np.testing.assert_array_equal(answer[key], value, err_msg=key)
 
 
 def test_the_raw_text_signatures_truncate_long_text_as_training_does(exports):

@@ -27,7 +27,7 @@ import tensorflow as tf
 import tensorflow_text as tf_text
 
 from bert_tf.serving.export import check_text_pairs, export_model
-from bert_tf.text.text_graph import InGraphTokenizer
+from bert_tf.text.text_graph import InGraphTokenizer, vocab_table
 from bert_tf.text.windows import graph_doc_spans, graph_is_max_context
 
 # As data.is_whitespace: where the original splits a context into words.
@@ -55,17 +55,7 @@ class QuestionAnswerer(tf.Module):
         super().__init__(name="question_answerer")
         self.model = model
         self.tokenizer = InGraphTokenizer(vocab_file, do_lower_case=do_lower_case)
-        self.id_to_token = tf.lookup.StaticHashTable(
-            tf.lookup.TextFileInitializer(
-                self.tokenizer.vocab_asset,
-                key_dtype=tf.int64,
-                key_index=tf.lookup.TextFileIndex.LINE_NUMBER,
-                value_dtype=tf.string,
-                value_index=tf.lookup.TextFileIndex.WHOLE_LINE,
-            ),
-            default_value="[UNK]",
-            experimental_is_anonymous=True,  # as the tokenizer's table (text_graph.py)
-        )
+        self.id_to_token = vocab_table(self.tokenizer.vocab_asset, token_to_id=False)
         self.seq_length = max_seq_length
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length

@@ -53,6 +53,34 @@ def normalized_vocab_file(vocab_file: str, directory: str) -> tuple[str, dict[st
     return path, dict(ids)
 
 
+class _NamedFileInitializer(tf.lookup.TextFileInitializer):
+    """A TextFileInitializer whose table is named `shared_name`. TensorFlow names a file's
+    table after str(the file argument), for an Asset its memory address, which a later
+    tokenizer can reuse: two tokenizers in one process then share one table, the first's
+    vocab. (Not an anonymous table instead: a TF1 Session, which is how TF Serving runs an
+    export, makes an anonymous table anew at every run, uninitialized.)"""
+
+    def __init__(self, shared_name: str, *args, **kwargs) -> None:
+        self._own_shared_name = shared_name
+        super().__init__(*args, **kwargs)
+
+    @property
+    def _shared_name(self) -> str:
+        return self._own_shared_name
+
+
+def vocab_table(vocab_asset, token_to_id: bool) -> tf.lookup.StaticHashTable:
+    """The vocab file `vocab_asset` (a token a line) as a table: token -> id (-1 if absent),
+    or id -> token ([UNK] if absent), named uniquely (`_NamedFileInitializer`)."""
+    line, number = tf.lookup.TextFileIndex.WHOLE_LINE, tf.lookup.TextFileIndex.LINE_NUMBER
+    key, value = (line, number) if token_to_id else (number, line)
+    key_dtype, value_dtype = (tf.string, tf.int64) if token_to_id else (tf.int64, tf.string)
+    initializer = _NamedFileInitializer(
+        f"bert_tf_vocab_{uuid.uuid4().hex}", vocab_asset, key_dtype, key, value_dtype, value
+    )
+    return tf.lookup.StaticHashTable(initializer, default_value=-1 if token_to_id else "[UNK]")
+
+
 class InGraphTokenizer(tf.Module):
     """Raw text -> WordPiece ids, and packing into BERT's inputs, as TensorFlow ops.
 
@@ -74,18 +102,7 @@ class InGraphTokenizer(tf.Module):
         normalized, vocab = normalized_vocab_file(vocab_file, self._scratch)
         self.vocab_asset = tf.saved_model.Asset(normalized)
         self.do_lower_case = do_lower_case
-        initializer = tf.lookup.TextFileInitializer(
-            self.vocab_asset,
-            key_dtype=tf.string,
-            key_index=tf.lookup.TextFileIndex.WHOLE_LINE,
-            value_dtype=tf.int64,
-            value_index=tf.lookup.TextFileIndex.LINE_NUMBER,
-        )
-        # Anonymous: a named table's name comes from str(asset), i.e. the Asset's memory
-        # address, so a tokenizer made where a freed one lived got the old vocab's ids.
-        self.vocab_table = tf.lookup.StaticHashTable(
-            initializer, default_value=-1, experimental_is_anonymous=True
-        )
+        self.vocab_table = vocab_table(self.vocab_asset, token_to_id=True)
         self._wordpiece = tf_text.WordpieceTokenizer(
             self.vocab_table,
             suffix_indicator="##",
