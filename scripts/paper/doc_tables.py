@@ -22,6 +22,7 @@ The blocks, by NAME:
 from __future__ import annotations
 
 import csv
+import functools
 import os
 import re
 
@@ -73,13 +74,15 @@ class Record:
         runs = os.path.join(tsv_dir, RUNS_FILE)
         self.runs = read_runs(runs) if os.path.exists(runs) else []
         self._tables: dict[str, list[dict]] = {}
-        self._cells: dict[tuple[str, str], dict] = {}
+        self._cells: dict[tuple, dict] = {}
+        self._papers: dict[str, dict] = {}
 
-    def cells(self, schedule: str, table: str) -> dict:
-        """record.cells, each table and schedule's computed once."""
-        if (schedule, table) not in self._cells:
-            self._cells[(schedule, table)] = cells(self.runs, schedule, table)
-        return self._cells[(schedule, table)]
+    def cells(self, schedule: str, table: str, seeds: tuple[str, ...] | None = None) -> dict:
+        """record.cells of the record of runs, each table, schedule and `seeds`' computed once
+        (every claim on a table reads it)."""
+        if (schedule, table, seeds) not in self._cells:
+            self._cells[(schedule, table, seeds)] = cells(self.runs, schedule, table, seeds)
+        return self._cells[(schedule, table, seeds)]
 
     def table(self, name: str) -> list[dict]:
         if name not in self._tables:
@@ -90,8 +93,14 @@ class Record:
         return self._tables[name]
 
     def paper(self, claim: Claim) -> dict:
-        """{(table, row, column): the paper's number} of the claim's table, by our row."""
-        return {(claim.table, r["row"], r["column"]): r["paper"] for r in self.table(claim.table)}
+        """{(table, row, column): the paper's number} of the claim's table, by our row, each
+        table's built once."""
+        name = claim.table
+        if name not in self._papers:
+            self._papers[name] = {
+                (name, r["row"], r["column"]): r["paper"] for r in self.table(name)
+            }
+        return self._papers[name]
 
 
 def render_table(record: Record, name: str, schedules: list[str]) -> list[str]:
@@ -142,7 +151,7 @@ def render_verdicts(record: Record, table: str) -> str:
     out = []
     for claim in (claim for claim in CLAIMS if claim.table == table):
         paper = record.paper(claim)
-        readings = [r for s in claim.schedules for r in read(claim, s, record.runs, paper)]
+        readings = [r for s in claim.schedules for r in read(claim, s, record.cells, paper)]
         readings.sort(key=lambda r: list(claim.columns).index(r.column))  # stable: by schedule
         out += [f"**{claim.says}**: {claim.a} against {claim.b}", ""]
         out += ["| | | paper | ours | floor | verdict |", "|---|---|---|---|---|---|"]
@@ -173,7 +182,7 @@ def render_summary(record: Record, page: str) -> str:
         if not claim.in_summary:
             continue
         best = claim.schedules[0]
-        reading = next((r for r in read(claim, best, record.runs, record.paper(claim))
+        reading = next((r for r in read(claim, best, record.cells, record.paper(claim))
                         if r.column == claim.headline), None)  # fmt: skip
         if reading is None:
             continue
@@ -196,11 +205,11 @@ def render_seed_changes(record: Record) -> str:
     schedule from the first seed's runs alone against all seeds' (the floor's runs too), for
     the readings whose cells have a later seed's runs."""
     out = [_line(["", "the paper's claim", "column", "seed 1", "all seeds"]), "|---" * 5 + "|"]
-    seeded = 0
+    seeded, first_seed = 0, functools.partial(record.cells, seeds=("1",))
     for claim in CLAIMS:
         best, paper = claim.schedules[0], record.paper(claim)
-        first = {r.column: r for r in read(claim, best, record.runs, paper, ("1",))}
-        for reading in read(claim, best, record.runs, paper):
+        first = {r.column: r for r in read(claim, best, first_seed, paper)}
+        for reading in read(claim, best, record.cells, paper):
             before = first.get(reading.column)
             if before is None or max(reading.a.seeds, reading.b.seeds) < 2:
                 continue

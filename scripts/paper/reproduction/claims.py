@@ -3,7 +3,7 @@ column, with what the paper says of it; `read` gives each column's verdict by ve
 from the record of runs (record.py). The record's pages show these and nothing else as
 verdicts (doc_tables.py writes them; a test fails where a page's differ).
 
-    for reading in read(CLAIMS[0], "long40k", lines, paper):
+    for reading in read(CLAIMS[0], "long40k", functools.partial(record.cells, lines), paper):
         reading.column, reading.a, reading.b, reading.verdict
 """
 
@@ -11,8 +11,8 @@ from __future__ import annotations
 
 import dataclasses
 import itertools
+from collections.abc import Callable
 
-from reproduction.record import cells
 from reproduction.verdicts import HIGHER, LOWER, SAME, Cell, Verdict, verdict
 
 # Columns where lower is better.
@@ -213,13 +213,15 @@ NOT_COMPARED = "no verdict: the paper's comparison is with systems not run here"
 
 
 def read(
-    claim: Claim, schedule: str, lines: list[dict], paper: dict, seeds: tuple | None = None
+    claim: Claim, schedule: str, cells_of: Callable[[str, str], dict], paper: dict
 ) -> list[Reading]:
-    """Each column's reading of `claim` at `schedule` from the record's `lines` (of the
-    pre-training `seeds` where given); `paper`: {(table, row, column): the paper's number as
-    written}. A column whose rows have no runs (yet, or at this schedule) is left out."""
-    found = cells(lines, schedule, claim.table, seeds)
-    floors = cells(lines, schedule, claim.floor[0], seeds) if claim.floor else {}
+    """Each column's reading of `claim` at `schedule`; `cells_of(schedule, table)`: the
+    record's {(row, column): Cell} (record.cells of the lines, or doc_tables.Record.cells,
+    which computes each table and schedule's once); `paper`: {(table, row, column): the
+    paper's number as written}. A column whose rows have no runs (yet, or at this schedule)
+    is left out."""
+    found = cells_of(schedule, claim.table)
+    floors = cells_of(schedule, claim.floor[0]) if claim.floor else {}
     readings = []
     for column, says in claim.columns.items():
         a, b = found.get((claim.a, column)), found.get((claim.b, column))
