@@ -1,0 +1,74 @@
+"""benchmarks/serving.py: the serving benchmark runs end to end as typed (ours and the matmul
+floor; the peers need their own environment), and its table's ratios are to the fastest peer
+of the same precision."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+from pathlib import Path
+
+from conftest import REPO, run_script, succeeded, tiny_config, write_tsv
+
+# By its path: benchmarks/ on sys.path would shadow the top-level scripts that other tests
+# import by name.
+_spec = importlib.util.spec_from_file_location("serving", REPO / "benchmarks" / "serving.py")
+serving = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(serving)
+
+PAIRS = [
+    ("The company said profits rose in the third quarter.", "Profits rose, the company said."),
+    ("Shares fell sharply after the announcement.", "The team won its fourth straight game."),
+    ("He told reporters the deal would close next year.", "The deal closes next year, he said."),
+]
+
+
+def test_the_benchmark_times_our_exports_and_the_floor_with_a_tiny_model(tmp_path: Path):
+    data = tmp_path / "MRPC"
+    rows = [["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]]
+    rows += [[str(i % 2), str(i), str(i + 1), a, b] for i, (a, b) in enumerate(PAIRS * 4)]
+    write_tsv(data / "train.tsv", rows)
+    write_tsv(data / "dev.tsv", rows[:4])
+    config = tmp_path / "bert_config.json"
+    tiny_config().to_json_file(str(config))
+    work = tmp_path / "work"
+    result = succeeded(run_script(
+        "benchmarks/serving.py", f"--mrpc_dev={data / 'dev.tsv'}", f"--bert_config_file={config}",
+        "--num_train_epochs=1", "--max_seq_length=32", "--runtimes=ours,floor",
+        f"--work_dir={work}", timeout=900,
+    ))  # fmt: skip
+    rows = [line.split(" | ") for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert [(row[0], row[1]) for row in rows[1:]] == [
+        ("| ours", "float32"), ("| floor", "float32"),
+        ("| ours", "bfloat16"), ("| floor", "bfloat16"),
+    ]  # fmt: skip
+    assert "3 MRPC Dev pairs" in result.stdout
+    assert "ours bfloat16 = ours float32 on" in result.stdout
+    reports = json.loads((work / "serving.json").read_text())
+    for name in ("ours float32", "ours bfloat16", "floor float32", "floor bfloat16"):
+        report = reports[name]
+        assert 0 < report["median_ms"] <= report["p90_ms"] and report["batch_per_s"] > 0, name
+        assert len(report["labels"]) == 3 and report["first_ms"] > 0, name
+    # Both exports wrote TF Serving's warm-up file, which the worker replayed before timing.
+    assert (work / "export_bfloat16" / "assets.extra" / "tf_serving_warmup_requests").is_file()
+
+
+def report(median: float, rate: float) -> dict:
+    return {"median_ms": median, "p90_ms": median, "first_ms": median, "batch_per_s": rate}
+
+
+def test_each_row_is_compared_with_the_fastest_peer_of_its_precision_and_the_floor():
+    results = {
+        ("ours", "float32"): report(60.0, 10.0),
+        ("floor", "float32"): report(50.0, 12.0),
+        ("torch", "float32"): report(100.0, 8.0),
+        ("openvino", "float32"): report(40.0, 20.0),
+        ("ours", "bfloat16"): report(30.0, 30.0),
+        ("openvino", "bfloat16"): report(20.0, 15.0),
+    }
+    rows = {tuple(c.strip() for c in line.split("|")[1:3]): line.split("|")[7:10]
+            for line in serving.table(results)[2:]}  # fmt: skip
+    assert [c.strip() for c in rows["ours", "float32"]] == ["1.50x", "1.20x", "2.00x"]
+    assert [c.strip() for c in rows["torch", "float32"]] == ["2.50x", "2.00x", "2.50x"]
+    # No floor measured at bfloat16: its ratio is "-"; the fastest peer is bfloat16's own.
+    assert [c.strip() for c in rows["ours", "bfloat16"]] == ["1.50x", "-", "0.50x"]
