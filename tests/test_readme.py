@@ -51,7 +51,8 @@ RECORDED_FLAGS = json.loads((FIXTURES / "flags" / "bert_tf.json").read_text())
 # Flags that scripts/*.py define by hand (absl or argparse), read from their source.
 # A flag as a script defines it: an absl DEFINE, or a field of an @options class.
 DEFINED_FLAG = re.compile(
-    r"""(?:DEFINE_\w+\(\s*["'](\w+)["']|^    (\w+): [^=\n]+ = (?:option|redefault)\()""",
+    r"""(?:DEFINE_\w+\(\s*["'](\w+)["']|^    (\w+): [^=\n]+ = (?:option|redefault)\("""
+    r"""|add_argument\(\s*["']--(\w+)["'])""",  # absl, our options, argparse (benchmarks/)
     re.MULTILINE,
 )
 # A module of the script's own folder that it imports (its options' base classes).
@@ -150,7 +151,7 @@ def script_flags(script: str) -> set[str]:
     for module in SIBLING_IMPORT.findall(text):
         sibling = source.parent / f"{module}.py"
         text += sibling.read_text() if sibling.is_file() else ""
-    found = {a or b for a, b in DEFINED_FLAG.findall(text)}
+    found = {a or b or c for a, b, c in DEFINED_FLAG.findall(text)}
     return found | {f"no{flag}" for flag in found}  # absl booleans
 
 

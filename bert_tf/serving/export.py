@@ -83,7 +83,8 @@ def export_model(
     export, assets.extra/tf_serving_warmup_requests).
     """
     archive = keras.export.ExportArchive()
-    archive.track(model)
+    # Not archive.track(model): the endpoints' own variables are saved anyway, and tracking the
+    # model saved each weight a second time (its Keras variables beside their TF variables).
     for module in modules:
         archive.track(module)
 
