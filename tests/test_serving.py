@@ -228,6 +228,15 @@ def test_every_export_answers_in_a_tf1_session_as_tf_serving_runs_it(model, expo
                         np.testing.assert_array_equal(answer[key], value, err_msg=key)
 
 
+def test_an_export_loaded_twice_in_one_process_answers_from_both(exports):
+    # Its vocab tables are named: the second load finds the first's table by that name.
+    again = tf.saved_model.load(str(exports["folder"] / "cls"))
+    texts = {"text_a": tf.constant(["the dog ran home"]), "text_b": tf.constant(["a dog"])}
+    first = exports["cls"].signatures["serving_default"](**texts)["probabilities"]
+    second = again.signatures["serving_default"](**texts)["probabilities"]
+    np.testing.assert_allclose(second, first, atol=1e-6)
+
+
 @pytest.mark.parametrize(
     "model, build",
     [("cls", lambda c: BertClassifier(c, 2)), ("swag", BertMultipleChoice),
