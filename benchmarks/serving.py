@@ -95,13 +95,15 @@ def make_model(work_dir: str, args: argparse.Namespace) -> str:
 
 
 def write_pairs(
-    mrpc_dev: str, count: int, vocab_file: str, max_seq_length: int, path: str
+    mrpc_dev: str, count: int, model_dir: str, max_seq_length: int, path: str
 ) -> list[dict]:
     """The first `count` MRPC Dev pairs, each with its packed length (run_classifier's
-    truncation), as the workers read them."""
+    truncation, the casing of the model in `model_dir`), as the workers read them."""
+    from bert_tf.model_io.source import ModelSource
     from bert_tf.tokenization import FullTokenizer
 
-    tokenizer = FullTokenizer(vocab_file, do_lower_case=True)
+    source = ModelSource(model_dir)
+    tokenizer = FullTokenizer(source.vocab_file, do_lower_case=source.do_lower_case())
     with open(mrpc_dev, encoding="utf-8") as f:
         rows = [line.rstrip("\n").split("\t") for line in f][1 : count + 1]
     pairs = []
@@ -189,8 +191,7 @@ def main() -> None:
     os.makedirs(work_dir, exist_ok=True)
     output_dir = make_model(work_dir, args)
     pairs_file = os.path.join(work_dir, "pairs.json")
-    vocab_file = os.path.join(output_dir, "vocab.txt")
-    pairs = write_pairs(args.mrpc_dev, args.pairs, vocab_file, args.max_seq_length, pairs_file)
+    pairs = write_pairs(args.mrpc_dev, args.pairs, output_dir, args.max_seq_length, pairs_file)
     threads = f"--threads={args.threads}"
     commands = {}
     for precision in PRECISIONS:

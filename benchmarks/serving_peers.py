@@ -128,9 +128,9 @@ def onnxruntime_runtime(hf_dir, precision, threads, encode, work_dir):
 def openvino_runtime(hf_dir, precision, threads, encode, work_dir):
     import openvino
 
-    model = openvino.Core().read_model(onnx_file(hf_dir, work_dir))
-    compiled = openvino.Core().compile_model(
-        model,
+    core = openvino.Core()
+    compiled = core.compile_model(
+        core.read_model(onnx_file(hf_dir, work_dir)),
         "CPU",
         {
             "INFERENCE_PRECISION_HINT": {"float32": "f32", "bfloat16": "bf16"}[precision],

@@ -25,6 +25,7 @@ import numpy as np
 import tensorflow as tf
 from request_timing import read_pairs, time_requests  # benchmarks/request_timing.py
 
+# bert_tf.serving.warmup.WARMUP_FILE, written out: this process imports no bert_tf.
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
 
 
