@@ -325,12 +325,10 @@ def peer_available(python: str) -> bool:
 
 
 def amx_note() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            flags = f.read()
-    except OSError:
-        return "CPU flags unknown"
-    return "AMX (amx_bf16)" if "amx_bf16" in flags else "no AMX"
+    from bert_tf.serving.cpu import this_cpu
+
+    found = this_cpu()
+    return "CPU flags unknown" if found is None else "AMX" if found.has("AMX") else "no AMX"
 
 
 def drive(args) -> None:

@@ -121,20 +121,11 @@ def report_of(stdout: str) -> dict:
 
 
 def cpu() -> str:
-    """The CPU's name and which of AVX-512, AVX512_BF16 and AMX it has (/proc/cpuinfo)."""
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as f:
-            info = f.read()
-    except OSError:
-        return "unknown CPU"
-    name = next((line.split(":", 1)[1].strip() for line in info.splitlines()
-                 if line.startswith("model name")), "unknown CPU")  # fmt: skip
-    flags = set(next((line.split(":", 1)[1].split() for line in info.splitlines()
-                      if line.startswith("flags")), []))  # fmt: skip
-    has = [f"{label} {'yes' if flag in flags else 'no'}"
-           for label, flag in (("AVX-512", "avx512f"), ("AVX512_BF16", "avx512_bf16"),
-                               ("AMX", "amx_bf16"))]  # fmt: skip
-    return f"{name}, {os.cpu_count()} cores ({', '.join(has)})"
+    """The CPU's name and which of AVX-512, AVX512_BF16 and AMX it has, and the cores."""
+    from bert_tf.serving.cpu import this_cpu
+
+    found = this_cpu()
+    return f"{found.describe() if found else 'unknown CPU'}, {os.cpu_count()} cores"
 
 
 def table(results: dict) -> list[str]:

@@ -37,6 +37,7 @@ from bert_tf.model_io.checkpoints import save_original_checkpoint
 from bert_tf.modeling import BertClassifier
 from bert_tf.modeling.encoder import BertEncoder
 from bert_tf.preprocessing import BertPreprocessor
+from bert_tf.serving.cpu import bfloat16_warning, this_cpu
 
 VOCAB = str(SAMPLE_DATA / "vocab.txt")
 MRPC_HEADER = ["Quality", "#1 ID", "#2 ID", "#1 String", "#2 String"]
@@ -223,6 +224,9 @@ def test_a_bfloat16_export_serves_the_fine_tuned_model_in_bfloat16(trained, setu
     assert result.returncode == 0, result.stderr[-3000:]
     meta = json.loads((export_dir / "assets.extra" / "bert_tf.json").read_text())
     assert meta["dtype"] == "bfloat16"
+    # Made as asked on any CPU; one line where this one would serve it slower than float32.
+    warning = bfloat16_warning(this_cpu())
+    assert (warning in result.stderr) if warning else ("neither AVX512_BF16" not in result.stderr)
     served = serve_test_texts(export_dir, setup)
     in_process = np.loadtxt(trained["output_dir"] / "test_results.tsv", ndmin=2)
     # bfloat16 keeps 8 bits of mantissa: close to float32's probabilities, not equal.

@@ -42,6 +42,7 @@ from bert_tf.io.tfrecord import write_records
 from bert_tf.model_io.saving import save_model_directory
 from bert_tf.model_io.source import ModelSource, model_do_lower_case
 from bert_tf.options import check_options
+from bert_tf.serving.cpu import bfloat16_warning, this_cpu
 from bert_tf.tokenization import FullTokenizer, require_tokens
 from bert_tf.training.checkpoints import check_checkpoint_folder
 from bert_tf.training.distribute import barrier, input_seed, is_chief, make_strategy
@@ -107,6 +108,8 @@ def run_task(task: Task) -> dict:
     if options.export_dir and is_chief(strategy):
         from bert_tf.serving.export import model_in_dtype  # TensorFlow Text only when exporting
 
+        if options.export_dtype == "bfloat16" and (warning := bfloat16_warning(this_cpu())):
+            logger.warning("%s", warning)
         task.export(model_in_dtype(trainer.model, options.export_dtype), options.export_dir)
     for note in task.read_notes:
         logger.warning("%s", note)
