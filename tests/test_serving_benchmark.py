@@ -1,13 +1,16 @@
 """benchmarks/serving.py: the serving benchmark runs end to end as typed (ours and the matmul
 floor; the peers need their own environment), and its table's ratios are to the fastest peer
-of the same precision."""
+of the same precision. benchmarks/serving_batching.py: TF Serving's batching parameters read
+as TF Serving reads them, and concurrent requests answered with and without them."""
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import os
 from pathlib import Path
 
+import pytest
 from conftest import REPO, run_script, succeeded, tiny_config, write_tsv
 
 # By its path: benchmarks/ on sys.path would shadow the top-level scripts that other tests
@@ -15,6 +18,12 @@ from conftest import REPO, run_script, succeeded, tiny_config, write_tsv
 _spec = importlib.util.spec_from_file_location("serving", REPO / "benchmarks" / "serving.py")
 serving = importlib.util.module_from_spec(_spec)
 _spec.loader.exec_module(serving)
+_spec = importlib.util.spec_from_file_location(
+    "serving_batching", REPO / "benchmarks" / "serving_batching.py"
+)
+serving_batching = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(serving_batching)
+PARAMETERS = REPO / "docs" / "batching_parameters.txt"
 
 PAIRS = [
     ("The company said profits rose in the third quarter.", "Profits rose, the company said."),
@@ -52,6 +61,18 @@ def test_the_benchmark_times_our_exports_and_the_floor_with_a_tiny_model(tmp_pat
     # Both exports wrote TF Serving's warm-up file, which the worker replayed before timing.
     assert (work / "export_bfloat16" / "assets.extra" / "tf_serving_warmup_requests").is_file()
 
+    # The export serves concurrent clients through docs/batching_parameters.txt, and without.
+    result = succeeded(run_script(
+        "benchmarks/serving_batching.py", f"--export_dir={work / 'export_float32'}",
+        f"--mrpc_dev={data / 'dev.tsv'}", f"--batching_parameters_file={PARAMETERS}",
+        "--clients=1,2", timeout=600,
+    ))  # fmt: skip
+    rows = [line.split(" | ") for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert [(row[0], row[1]) for row in rows[1:]] == [
+        ("| none", "1"), (f"| {PARAMETERS}", "1"), ("| none", "2"), (f"| {PARAMETERS}", "2"),
+    ]  # fmt: skip
+    assert all(float(row[2]) > 0 for row in rows[1:])
+
 
 def report(median: float, rate: float) -> dict:
     return {"median_ms": median, "p90_ms": median, "first_ms": median, "batch_per_s": rate}
@@ -72,3 +93,33 @@ def test_each_row_is_compared_with_the_fastest_peer_of_its_precision_and_the_flo
     assert [c.strip() for c in rows["torch", "float32"]] == ["2.50x", "2.00x", "2.50x"]
     # No floor measured at bfloat16: its ratio is "-"; the fastest peer is bfloat16's own.
     assert [c.strip() for c in rows["ours", "bfloat16"]] == ["1.50x", "-", "0.50x"]
+
+
+def test_the_batching_parameters_are_read_as_tf_serving_writes_them(tmp_path: Path):
+    assert serving_batching.read_parameters(str(PARAMETERS)) == {
+        "max_batch_size": 8, "batch_timeout_micros": 0, "num_batch_threads": 1,
+        "max_enqueued_batches": 100, "allowed_batch_sizes": [],
+    }  # fmt: skip
+    path = tmp_path / "batching.txt"
+    path.write_text(
+        "num_batch_threads { value: 2 }  # a comment\nmax_batch_size { value: 16 }\n"
+        "allowed_batch_sizes: 4\nallowed_batch_sizes: 16\npad_variable_length_inputs: true\n"
+        'thread_pool_name { value: "batch" }\n'
+    )
+    read = serving_batching.read_parameters(str(path))
+    assert read["num_batch_threads"] == 2 and read["allowed_batch_sizes"] == [4, 16]
+    assert read["max_enqueued_batches"] == 10  # TF Serving's default where the file is silent
+    path.write_text("")
+    assert serving_batching.read_parameters(str(path))["num_batch_threads"] == os.cpu_count()
+
+
+def test_a_batching_file_tf_serving_would_refuse_is_refused_in_one_line_naming_it(tmp_path: Path):
+    path = tmp_path / "batching.txt"
+    for text, said in [
+        ("num_batch_threads { value: 2 }\nmax_batch_sise { value: 8 }", "'max_batch_sise {"),
+        ("max_batch_size { value: 8 }\nallowed_batch_sizes: 4", "ends at 4; expected .* 8"),
+        ("num_batch_threads { value: two }", "two }'; expected a whole number"),
+    ]:
+        path.write_text(text)
+        with pytest.raises(SystemExit, match=f"--batching_parameters_file={path}: .*{said}"):
+            serving_batching.read_parameters(str(path))
