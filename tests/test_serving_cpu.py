@@ -26,8 +26,11 @@ def test_the_cpu_is_read_from_cpuinfo(tmp_path):
     assert cpu.describe() == described
 
 
-def test_a_machine_without_cpuinfo_has_an_unknown_cpu_and_nothing_is_said(tmp_path):
+def test_a_machine_without_an_x86_cpuinfo_has_an_unknown_cpu_and_nothing_is_said(tmp_path):
     assert this_cpu(str(tmp_path / "absent")) is None
+    arm = tmp_path / "cpuinfo"  # an ARM server's: bfloat16 units of its own, under Features
+    arm.write_text("processor\t: 0\nBogoMIPS\t: 2100.00\nFeatures\t: fp asimd sve bf16\n")
+    assert this_cpu(str(arm)) is None
     assert bfloat16_warning(None) is None
 
 

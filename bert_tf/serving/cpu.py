@@ -1,6 +1,6 @@
 """The CPU at hand, as a bfloat16 export needs to know it: its name and which of AVX-512,
-AVX512_BF16 and AMX it has, read from /proc/cpuinfo (Linux; elsewhere unknown, and nothing is
-said). TensorFlow runs bfloat16 matmuls on AVX512_BF16 or AMX; on a CPU with neither they are
+AVX512_BF16 and AMX it has, read from /proc/cpuinfo (x86 Linux; elsewhere unknown, and nothing
+is said). TensorFlow runs bfloat16 matmuls on AVX512_BF16 or AMX; on a CPU with neither they are
 emulated, slower than float32's."""
 
 from __future__ import annotations
@@ -34,7 +34,9 @@ class Cpu:
 
 
 def this_cpu(cpuinfo: str = CPUINFO) -> Cpu | None:
-    """The CPU of this machine from `cpuinfo`; None where it cannot be read (not Linux)."""
+    """The CPU of this machine from `cpuinfo`; None where it cannot be read (not Linux) or is
+    not an x86 CPU's (no `flags`: ARM's cpuinfo lists `Features`, with bfloat16 units of its
+    own)."""
     try:
         with open(cpuinfo, encoding="utf-8", errors="replace") as f:
             lines = f.read().splitlines()
@@ -44,6 +46,8 @@ def this_cpu(cpuinfo: str = CPUINFO) -> Cpu | None:
     for line in lines:  # the first processor's fields; every core has the same
         key, _, value = line.partition(":")
         fields.setdefault(key.strip(), value.strip())
+    if "flags" not in fields:
+        return None
     return Cpu(fields.get("model name", "unknown CPU"), frozenset(fields.get("flags", "").split()))
 
 
