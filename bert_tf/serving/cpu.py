@@ -11,6 +11,7 @@ CPUINFO = "/proc/cpuinfo"
 # (what users call it, its /proc/cpuinfo flag)
 FEATURES = (("AVX-512", "avx512f"), ("AVX512_BF16", "avx512_bf16"), ("AMX", "amx_bf16"))
 BFLOAT16_FEATURES = ("AVX512_BF16", "AMX")
+_FLAG = dict(FEATURES)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -20,7 +21,7 @@ class Cpu:
 
     def has(self, feature: str) -> bool:
         """Whether the CPU has `feature`, one of FEATURES' names (e.g. "AMX")."""
-        return dict(FEATURES)[feature] in self.flags
+        return _FLAG[feature] in self.flags
 
     @property
     def runs_bfloat16(self) -> bool:
