@@ -144,7 +144,8 @@ def use_qkv(layout: str) -> None:
         kernel = ops.concatenate([ops.cast(d.kernel, self.compute_dtype) for d in dense], -1)
         bias = ops.concatenate([ops.cast(d.bias, self.compute_dtype) for d in dense], -1)
         qkv = ops.matmul(hidden, kernel) + bias  # [B, S, 3H]
-        return tuple(self._split_heads(x) for x in ops.split(qkv, 3, axis=-1))
+        batch, seq = ops.shape(hidden)[0], ops.shape(hidden)[1]
+        return tuple(self._split_heads(x, batch, seq) for x in ops.split(qkv, 3, axis=-1))
 
     SelfAttention.project = project
 

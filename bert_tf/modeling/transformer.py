@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import keras
+from keras import ops
 
 from bert_tf.modeling.activations import get_activation
 from bert_tf.modeling.attention import SelfAttention
@@ -81,13 +82,19 @@ class TransformerLayer(keras.layers.Layer):
         self.output_layer_norm.build(hidden_shape)
 
     def call(self, hidden, mask_adder, training=None):
-        # hidden: [B, S, H]
+        # hidden: [B, S, H]. The dense layers and LayerNorms see the tokens as rows, [B*S, H]:
+        # a 2-D product with its bias (and the residual after it) is one fused op on CPUs
+        # (oneDNN), where a 3-D input makes a tensordot, its reshapes and separate adds.
+        batch, seq = ops.shape(hidden)[0], ops.shape(hidden)[1]
+        rows = ops.reshape(hidden, (-1, self.hidden_size))  # [B*S, H]
         context = self.attention_self(hidden, mask_adder, training=training)  # [B, S, H]
+        context = ops.reshape(context, (-1, self.hidden_size))  # [B*S, H]
         attended = self.dropout(self.attention_output(context), training=training)
-        attended = self.attention_layer_norm(attended + hidden)  # [B, S, H]
-        inner = self.intermediate(attended)  # [B, S, I]
-        out = self.dropout(self.output_dense(inner), training=training)  # [B, S, H]
-        return self.output_layer_norm(out + attended)
+        attended = self.attention_layer_norm(attended + rows)  # [B*S, H]
+        inner = self.intermediate(attended)  # [B*S, I]
+        out = self.dropout(self.output_dense(inner), training=training)  # [B*S, H]
+        out = self.output_layer_norm(out + attended)
+        return ops.reshape(out, (batch, seq, self.hidden_size))
 
     def compute_output_shape(self, hidden_shape, mask_adder_shape=None):
         return tuple(hidden_shape)
