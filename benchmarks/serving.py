@@ -12,6 +12,7 @@ runtime alone, one process after another, with benchmarks/request_timing.py's pr
 (tokenization inside every request; --threads threads everywhere):
 - ours, float32 and bfloat16: benchmarks/serving_tf.py, which imports tensorflow and
   tensorflow_text only, as TF Serving runs an export, and replays its warm-up file first;
+  with --baseline_exports, an earlier commit's exports of the same classifier beside them;
 - TensorFlow's matmul floor at both dtypes (serving_tf.py --floor): the encoder's products
   alone at each request's token count;
 - the peers (benchmarks/serving_peers.py, run by --peer_python, an environment of
@@ -171,13 +172,25 @@ def main() -> None:
         "--num_train_epochs", type=float, default=0.01, help="without --output_dir: its training"
     )
     parser.add_argument("--work_dir", help="where the models and results go (kept; reused)")
+    parser.add_argument(
+        "--baseline_exports",
+        help="an earlier run's --work_dir: its export_float32 and export_bfloat16 (an earlier "
+        "commit's exports of the same classifier) timed beside this run's, as rows 'baseline'",
+    )
     parser.add_argument("--pairs", type=int, default=200, help="how many MRPC Dev pairs")
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
         "--runtimes", default="ours,floor,torch,onnxruntime,openvino", help="which rows to run"
-    )
+    )  # baseline rows run whenever --baseline_exports is given
     args = parser.parse_args()
+    for precision in PRECISIONS if args.baseline_exports else ():
+        baseline = os.path.join(args.baseline_exports, f"export_{precision}", "saved_model.pb")
+        if not os.path.exists(baseline):
+            raise SystemExit(
+                f"benchmarks/serving.py: --baseline_exports={args.baseline_exports} has no "
+                f"{baseline}; expected an earlier run's --work_dir"
+            )
     work_dir = args.work_dir or tempfile.mkdtemp(prefix="bert_tf_serving_")
     os.makedirs(work_dir, exist_ok=True)
     output_dir = make_model(work_dir, args)
@@ -188,6 +201,9 @@ def main() -> None:
     for precision in PRECISIONS:
         worker = [sys.executable, "benchmarks/serving_tf.py", f"--pairs={pairs_file}", threads]
         commands["ours", precision] = worker + [f"--export_dir={work_dir}/export_{precision}"]
+        if args.baseline_exports:
+            baseline = os.path.join(args.baseline_exports, f"export_{precision}")
+            commands["baseline", precision] = worker + [f"--export_dir={baseline}"]
         commands["floor", precision] = worker + [
             f"--floor={output_dir}/bert_config.json",
             f"--dtype={precision}",
@@ -202,7 +218,7 @@ def main() -> None:
     wanted = args.runtimes.split(",")
     results = {}
     for (name, precision), command in commands.items():
-        if name in wanted:
+        if name in wanted or name == "baseline":
             results[name, precision] = report_of(run(command, f"{name}, {precision}"))
     tokens = [p["tokens"] for p in pairs]
     with open(os.path.join(output_dir, "bert_config.json"), encoding="utf-8") as f:

@@ -61,6 +61,18 @@ def test_the_benchmark_times_our_exports_and_the_floor_with_a_tiny_model(tmp_pat
     # Both exports wrote TF Serving's warm-up file, which the worker replayed before timing.
     assert (work / "export_bfloat16" / "assets.extra" / "tf_serving_warmup_requests").is_file()
 
+    # An earlier run's exports are timed beside this run's (here the same run's, reused).
+    result = succeeded(run_script(
+        "benchmarks/serving.py", f"--mrpc_dev={data / 'dev.tsv'}", f"--bert_config_file={config}",
+        "--max_seq_length=32", "--runtimes=ours", f"--work_dir={work}",
+        f"--baseline_exports={work}", timeout=600,
+    ))  # fmt: skip
+    rows = [line.split(" | ") for line in result.stdout.splitlines() if line.startswith("| ")]
+    assert [(row[0], row[1]) for row in rows[1:]] == [
+        ("| ours", "float32"), ("| baseline", "float32"),
+        ("| ours", "bfloat16"), ("| baseline", "bfloat16"),
+    ]  # fmt: skip
+
     # The export serves concurrent clients through docs/batching_parameters.txt, and without.
     result = succeeded(run_script(
         "benchmarks/serving_batching.py", f"--export_dir={work / 'export_float32'}",
@@ -72,6 +84,18 @@ def test_the_benchmark_times_our_exports_and_the_floor_with_a_tiny_model(tmp_pat
         ("| none", "1"), (f"| {PARAMETERS}", "1"), ("| none", "2"), (f"| {PARAMETERS}", "2"),
     ]  # fmt: skip
     assert all(float(row[2]) > 0 for row in rows[1:])
+
+
+def test_baseline_exports_that_are_not_an_earlier_runs_work_dir_are_refused_naming_them(
+    tmp_path: Path,
+):
+    result = run_script(
+        "benchmarks/serving.py", f"--mrpc_dev={tmp_path / 'dev.tsv'}",
+        f"--baseline_exports={tmp_path}", f"--work_dir={tmp_path / 'work'}", timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert f"--baseline_exports={tmp_path} has no {tmp_path}/export_float32" in result.stderr
+    assert not (tmp_path / "work").exists()  # refused before any model is made
 
 
 def report(median: float, rate: float) -> dict:
