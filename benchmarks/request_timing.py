@@ -11,6 +11,10 @@ tokenization inside) and calls `time_requests`, which reports on stdout one JSON
 - `batch_per_s`: pairs per second at batch `BATCH` (each batch padded to its longest pair), the
   best of `PASSES` passes over all pairs;
 - `labels`: batch 1's label per pair, to compare runtimes' answers.
+
+`time_in_turns` compares two `answer`s in one process more finely than two such reports can:
+each pair (batch 1, after the same warm-up) answered by both, the one going first alternating
+from pair to pair, so that whatever else the machine does falls on both alike.
 """
 
 from __future__ import annotations
@@ -57,6 +61,30 @@ def time_requests(answer, pairs: list[dict], load_s: float) -> dict:
         "p90_ms": round(float(np.percentile(latencies, 90)), 2),
         "batch_per_s": round(max(rates), 2),
         "labels": labels,
+    }
+    print(json.dumps(report), flush=True)
+    return report
+
+
+def time_in_turns(answers: list, pairs: list[dict]) -> dict:
+    """Two `answer`s taking turns on each pair (above); their batch-1 medians, the second's
+    over the first's, and on how many pairs their labels agree (and prints it as JSON)."""
+    for pair in pairs[:WARMUP]:
+        for answer in answers:
+            answer([pair])
+    latencies, labels = ([], []), ([], [])
+    for j, pair in enumerate(pairs):
+        for i in (0, 1) if j % 2 == 0 else (1, 0):
+            start = time.perf_counter()
+            (label,) = answers[i]([pair])
+            latencies[i].append(1000 * (time.perf_counter() - start))
+            labels[i].append(int(label))
+    medians = [float(np.median(t)) for t in latencies]
+    report = {
+        "median_ms": [round(m, 2) for m in medians],
+        "ratio": round(medians[1] / medians[0], 3),
+        "labels_agree": sum(a == b for a, b in zip(*labels, strict=True)),
+        "pairs": len(pairs),
     }
     print(json.dumps(report), flush=True)
     return report

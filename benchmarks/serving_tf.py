@@ -4,12 +4,15 @@ tensorflow and tensorflow_text only (as TF Serving runs an export: no bert_tf, n
 
     python benchmarks/serving_tf.py --pairs=pairs.json --export_dir=export/mrpc --threads=2
     python benchmarks/serving_tf.py --pairs=pairs.json --floor=bert_config.json --dtype=bfloat16
+    python benchmarks/serving_tf.py --pairs=pairs.json --export_dir=new --against=old
 
 Ours: loaded into a TF1 Session as TF Serving loads it, TF Serving's warm-up requests replayed
 as TF Serving replays them on load, then each request is `serving_default` on the raw strings.
 The floor: the encoder's matrix products alone (Q, K, V, the attention's two batched products,
 the output projection, the feed-forward pair, every layer, and the pooler) at each request's
 own token count, in the dtype given; what TensorFlow's matmuls cost, with nothing around them.
+With --against, two exports (an earlier one first) taking turns on each pair at batch 1
+(request_timing.time_in_turns): how a change to the export moves a request's time.
 """
 
 from __future__ import annotations
@@ -23,7 +26,7 @@ os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
 
 import numpy as np
 import tensorflow as tf
-from request_timing import read_pairs, time_requests  # benchmarks/request_timing.py
+from request_timing import read_pairs, time_in_turns, time_requests  # benchmarks/request_timing.py
 
 # bert_tf.serving.warmup.WARMUP_FILE, written out: this process imports no bert_tf.
 WARMUP_FILE = os.path.join("assets.extra", "tf_serving_warmup_requests")
@@ -108,12 +111,17 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--pairs", required=True, help="the requests, as serving.py writes them")
     parser.add_argument("--export_dir", help="our raw-text SavedModel")
+    parser.add_argument("--against", help="an earlier export: time both, taking turns")
     parser.add_argument("--floor", help="a bert_config.json: time the matmul floor instead")
     parser.add_argument("--dtype", default="float32", help="the floor's dtype")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
+    if args.against:
+        answers = [ours(d, args.threads)[0] for d in (args.against, args.export_dir)]
+        time_in_turns(answers, read_pairs(args.pairs))
+        return
     if args.export_dir:
         answer, load_s = ours(args.export_dir, args.threads)
     else:

@@ -61,6 +61,15 @@ def test_the_benchmark_times_our_exports_and_the_floor_with_a_tiny_model(tmp_pat
     # Both exports wrote TF Serving's warm-up file, which the worker replayed before timing.
     assert (work / "export_bfloat16" / "assets.extra" / "tf_serving_warmup_requests").is_file()
 
+    # Two exports taking turns on each pair (here one export against itself: same labels).
+    result = succeeded(run_script(
+        "benchmarks/serving_tf.py", f"--pairs={work / 'pairs.json'}",
+        f"--export_dir={work / 'export_float32'}", f"--against={work / 'export_float32'}",
+    ))  # fmt: skip
+    turns = json.loads(result.stdout.splitlines()[-1])
+    assert turns["pairs"] == 3 and turns["labels_agree"] == 3
+    assert min(turns["median_ms"]) > 0 and turns["ratio"] > 0
+
     # An earlier run's exports are timed beside this run's (here the same run's, reused).
     result = succeeded(run_script(
         "benchmarks/serving.py", f"--mrpc_dev={data / 'dev.tsv'}", f"--bert_config_file={config}",
