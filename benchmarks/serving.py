@@ -181,8 +181,10 @@ def main() -> None:
     parser.add_argument("--max_seq_length", type=int, default=128)
     parser.add_argument("--threads", type=int, default=2)
     parser.add_argument(
-        "--runtimes", default="ours,floor,torch,onnxruntime,openvino", help="which rows to run"
-    )  # baseline rows run whenever --baseline_exports is given
+        "--runtimes",
+        default="ours,floor,torch,onnxruntime,openvino",
+        help="which rows to run (the baseline rows whenever --baseline_exports is given)",
+    )
     args = parser.parse_args()
     for precision in PRECISIONS if args.baseline_exports else ():
         baseline = os.path.join(args.baseline_exports, f"export_{precision}", "saved_model.pb")

@@ -116,6 +116,8 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", help="the floor's dtype")
     parser.add_argument("--threads", type=int, default=2)
     args = parser.parse_args()
+    if args.against and not args.export_dir:
+        parser.error(f"--against={args.against} compares an export with --export_dir; none given")
     tf.config.threading.set_intra_op_parallelism_threads(args.threads)
     tf.config.threading.set_inter_op_parallelism_threads(args.threads)
     if args.against:

@@ -107,6 +107,15 @@ def test_baseline_exports_that_are_not_an_earlier_runs_work_dir_are_refused_nami
     assert not (tmp_path / "work").exists()  # refused before any model is made
 
 
+def test_against_without_an_export_to_compare_is_refused_naming_both_flags(tmp_path: Path):
+    result = run_script(
+        "benchmarks/serving_tf.py", f"--pairs={tmp_path / 'pairs.json'}",
+        f"--against={tmp_path / 'old'}", timeout=120,
+    )  # fmt: skip
+    assert result.returncode != 0
+    assert f"--against={tmp_path / 'old'} compares an export with --export_dir" in result.stderr
+
+
 def report(median: float, rate: float) -> dict:
     return {"median_ms": median, "p90_ms": median, "first_ms": median, "batch_per_s": rate}
 
