@@ -251,3 +251,31 @@ def test_a_committed_runs_first_steps_rerun_on_another_machine_give_its_committe
     assert [row["rerun_masked_lm_loss"] for row in honest] == re.findall(
         r"\d\.\d+(?=\D*(?:\)|and))", honest_paragraph.split("to the digits logged")[1]
     )
+
+
+def test_a_pre_training_with_a_second_seed_is_listed_beside_its_first_seed_and_reruns(tmp_path):
+    for tsv in RECORD.glob("*.tsv"):
+        (tmp_path / tsv.name).write_text(tsv.read_text())
+    doc = tmp_path / "page.md"
+    block = "<!-- begin pretraining_seeds -->\n<!-- end pretraining_seeds -->\n"
+    doc.write_text(block)
+    options = DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path))
+    pretraining = (tmp_path / "pretraining.tsv").read_text()
+    # Without a later seed's row, nothing to compare: a line says so.
+    first_seeds = "".join(row + "\n" for row in pretraining.splitlines() if "_seed" not in row)
+    (tmp_path / "pretraining.tsv").write_text(first_seeds)
+    doc_tables(options)
+    assert "No `long40k` pre-training has a second seed's run yet." in doc.read_text()
+    # 100/0/0 seed 2 done: its first seed, that seed's rerun on another machine and seed 2, in
+    # that order (the rerun named as what it is); the runs of one seed alone are not listed.
+    row = "long40k\tL-4_H-128_A-2_mlm_nsp_1.0_0.0_0.0_warmup4000_seed2\t1\t40000\t3.9\t49.39\t"
+    (tmp_path / "pretraining.tsv").write_text(first_seeds + row + "0.3\t0.75\t-\t-\t-\t-\t-\t-\n")
+    doc.write_text(block)
+    doc_tables(options)
+    lines = [line for line in doc.read_text().splitlines() if "100/0/0" in line]
+    assert [line.split(" | ")[:2] for line in lines] == [
+        ["| 4/128/2, masked LM + NSP, 100/0/0", "1"],
+        ["| 4/128/2, masked LM + NSP, 100/0/0", "1 (rerun)"],
+        ["| 4/128/2, masked LM + NSP, 100/0/0", "2"],
+    ]
+    assert lines[2].endswith("| 2 | 49.39 | 0.3 | 0.75 | - |")

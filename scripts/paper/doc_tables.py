@@ -17,16 +17,20 @@ The blocks, by NAME:
 - `summary`: a line per claim, its headline column (the record's first screen).
 - `rule`: verdicts.RULE.
 - `seed_changes`: the verdicts that a second pre-training seed's runs changed.
+- `pretraining_seeds`: `long40k`'s pre-trainings run with more than one seed, a line per run
+  (each seed, and the same-seed reruns), their held-out numbers from pretraining.tsv.
 """
 
 from __future__ import annotations
 
 import csv
+import dataclasses
 import functools
 import os
 import re
 
 from reproduction.claims import CLAIMS, NOT_COMPARED, UNCOMPARED, Claim, read
+from reproduction.pretraining import Pretraining
 from reproduction.record import (
     HEADER,
     RUNS_FILE,
@@ -58,6 +62,9 @@ QUOTE = re.compile(r"(<!-- (cell|mean):([^>\n]+?) -->)(.*?)(<!-- /\2 -->)", re.S
 OPENED = re.compile(r"<!-- (?:cell|mean):")
 # The paper's tables and figure, in its order: the summary's.
 PAGES = [f"table{n}" for n in range(1, 9)] + ["figure5"]
+# A pre-training run again with its own seed and records on another machine (pretraining.tsv).
+RERUN = "_rerun"
+OBJECTIVES = {"mlm_nsp": "masked LM + NSP", "mlm": "masked LM", "ltr": "left-to-right LM"}
 
 
 def read_rows(path: str) -> list[dict]:
@@ -91,6 +98,10 @@ class Record:
                 raise InputError(f"block {name}: {path} does not exist; expected its table's TSV")
             self._tables[name] = read_rows(path)
         return self._tables[name]
+
+    def pretraining(self) -> list[dict]:
+        """pretraining.tsv's rows: each pre-training run's held-out numbers."""
+        return self.table("pretraining")
 
     def paper(self, claim: Claim) -> dict:
         """{(table, row, column): the paper's number} of the claim's table, by our row, each
@@ -225,6 +236,43 @@ def render_seed_changes(record: Record) -> str:
     return "\n".join(out) + "\n"
 
 
+def render_pretraining_seeds(record: Record, schedule: str = "long40k") -> str:
+    """The pre-trainings of `schedule` with a later seed: a line per run, the first seed's,
+    its same-seed reruns' and each later seed's held-out numbers (a left-to-right model's over
+    every next token)."""
+    runs: dict[str, list[tuple[str, dict]]] = {}  # the first seed's name: (seed, row)
+    for row in record.pretraining():
+        name = row["run"].removesuffix(RERUN)
+        parsed = Pretraining.from_name(name) if row["schedule"] == schedule else None
+        if parsed is None or parsed[1]:  # another schedule, the random model, a kept step
+            continue
+        run = parsed[0]
+        seed = f"{run.seed}" + (" (rerun)" if row["run"].endswith(RERUN) else "")
+        runs.setdefault(dataclasses.replace(run, seed=1).name, []).append((seed, row))
+    head = ["run", "seed", "held-out perplexity", "accuracy", "NSP accuracy", "[MASK] perplexity"]
+    out = [_line(head), "|---" * len(head) + "|"]
+    for name, seeds in runs.items():
+        if all(seed.startswith("1") for seed, _ in seeds):
+            continue
+        run = Pretraining.from_name(name)[0]
+        masking = "/".join(f"{float(rate) * 100:.0f}" for rate in run.masking.split(","))
+        shape = "/".join(re.findall(r"\d+", run.shape))
+        label = f"{shape}, {OBJECTIVES[run.objective]}, {masking}"
+        for seed, row in sorted(seeds, key=lambda pair: pair[0]):
+            lm = "masked_lm" if row["masked_lm_perplexity"] != "-" else "lm"
+            values = [row[f"{lm}_perplexity"], row[f"{lm}_accuracy"], row["next_sentence_accuracy"],
+                      row["mask_only_masked_lm_perplexity"]]  # fmt: skip
+            out.append(_line([label, seed] + [_rounded(v) for v in values]))
+    if len(out) == 2:
+        return f"No `{schedule}` pre-training has a second seed's run yet.\n"
+    return "\n".join(out) + "\n"
+
+
+def _rounded(value: str) -> str:
+    """A held-out number as the pages give it: 4 significant digits ("-" where not measured)."""
+    return "-" if value == "-" else f"{float(value):.4g}"
+
+
 def _line(cells: list[str]) -> str:
     """A markdown table's line."""
     return "| " + " | ".join(cells) + " |"
@@ -242,6 +290,8 @@ def render_doc(text: str, tsv_dir: str, schedules: list[str]) -> tuple[str, list
             new = render_summary(record, "reproduction")
         elif name == "seed_changes":
             new = render_seed_changes(record)
+        elif name == "pretraining_seeds":
+            new = render_pretraining_seeds(record)
         elif name.startswith(VERDICTS):
             new = render_verdicts(record, name[len(VERDICTS) :])
         else:
