@@ -258,7 +258,7 @@ def render_pretraining_seeds(record: Record, schedule: str = "long40k") -> str:
         masking = "/".join(f"{float(rate) * 100:.0f}" for rate in run.masking.split(","))
         shape = "/".join(re.findall(r"\d+", run.shape))
         label = f"{shape}, {OBJECTIVES[run.objective]}, {masking}"
-        for seed, row in sorted(seeds, key=lambda pair: pair[0]):
+        for seed, row in sorted(seeds, key=lambda pair: (int(pair[0].split()[0]), pair[0])):
             lm = "masked_lm" if row["masked_lm_perplexity"] != "-" else "lm"
             values = [row[f"{lm}_perplexity"], row[f"{lm}_accuracy"], row["next_sentence_accuracy"],
                       row["mask_only_masked_lm_perplexity"]]  # fmt: skip
