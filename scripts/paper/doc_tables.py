@@ -240,29 +240,28 @@ def render_pretraining_seeds(record: Record, schedule: str = "long40k") -> str:
     """The pre-trainings of `schedule` with a later seed: a line per run, the first seed's,
     its same-seed reruns' and each later seed's held-out numbers (a left-to-right model's over
     every next token)."""
-    runs: dict[str, list[tuple[str, dict]]] = {}  # the first seed's name: (seed, row)
+    runs: dict[Pretraining, list[tuple[int, bool, dict]]] = {}  # seed 1's run: (seed, rerun, row)
     for row in record.pretraining():
-        name = row["run"].removesuffix(RERUN)
-        parsed = Pretraining.from_name(name) if row["schedule"] == schedule else None
-        if parsed is None or parsed[1]:  # another schedule, the random model, a kept step
-            continue
+        rerun = row["run"].endswith(RERUN)
+        parsed = Pretraining.from_name(row["run"].removesuffix(RERUN))
+        if row["schedule"] != schedule or parsed is None or parsed[1]:
+            continue  # another schedule, the random model, a kept step
         run = parsed[0]
-        seed = f"{run.seed}" + (" (rerun)" if row["run"].endswith(RERUN) else "")
-        runs.setdefault(dataclasses.replace(run, seed=1).name, []).append((seed, row))
+        runs.setdefault(dataclasses.replace(run, seed=1), []).append((run.seed, rerun, row))
     head = ["run", "seed", "held-out perplexity", "accuracy", "NSP accuracy", "[MASK] perplexity"]
     out = [_line(head), "|---" * len(head) + "|"]
-    for name, seeds in runs.items():
-        if all(seed.startswith("1") for seed, _ in seeds):
+    for run, seeds in runs.items():
+        if all(seed == 1 for seed, _, _ in seeds):
             continue
-        run = Pretraining.from_name(name)[0]
         masking = "/".join(f"{float(rate) * 100:.0f}" for rate in run.masking.split(","))
         shape = "/".join(re.findall(r"\d+", run.shape))
         label = f"{shape}, {OBJECTIVES[run.objective]}, {masking}"
-        for seed, row in sorted(seeds, key=lambda pair: (int(pair[0].split()[0]), pair[0])):
+        for seed, rerun, row in sorted(seeds, key=lambda entry: entry[:2]):
             lm = "masked_lm" if row["masked_lm_perplexity"] != "-" else "lm"
             values = [row[f"{lm}_perplexity"], row[f"{lm}_accuracy"], row["next_sentence_accuracy"],
                       row["mask_only_masked_lm_perplexity"]]  # fmt: skip
-            out.append(_line([label, seed] + [_rounded(v) for v in values]))
+            named = f"{seed} (rerun)" if rerun else f"{seed}"
+            out.append(_line([label, named] + [_rounded(v) for v in values]))
     if len(out) == 2:
         return f"No `{schedule}` pre-training has a second seed's run yet.\n"
     return "\n".join(out) + "\n"
