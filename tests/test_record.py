@@ -227,30 +227,47 @@ def test_a_number_quoted_in_prose_is_its_rows_and_columns_cell(tmp_path):
         doc_tables(options)
 
 
+def committed_masked_lm_loss(row: dict) -> str:
+    """The committed cell an honest-numbers row reruns: Table 6's recipe TSV (a line per
+    shape, a column per step) or pretraining_losses.tsv (a line per run and step)."""
+    committed = read_runs(str(RECORD / row["committed_in"]))
+    if row["committed_in"] == "pretraining_losses.tsv":
+        (cell,) = [r for r in committed if (r["run"], r["step"]) == (row["run"], row["step"])]
+        return cell["masked_lm_loss"]
+    shape = row["run"].split("/")[0].removeprefix("lr_search_").split("_40000steps")[0]
+    (cell,) = [r for r in committed if r["shape"] == shape]
+    return cell[f"train_masked_lm_loss_{row['step']}"]
+
+
 def test_a_committed_runs_first_steps_rerun_on_another_machine_give_its_committed_loss():
-    # Issue 94's honest-numbers check: docs/reproduction/honest_numbers.tsv holds a rerun of a
-    # committed run's first 1,000 steps from its committed command, on another machine; each
+    # Issue 94's honest-numbers check: docs/reproduction/honest_numbers.tsv holds reruns of
+    # committed runs' first 1,000 steps from their committed commands, on another machine; each
     # loss it compares is the committed TSV's own cell, and the rerun's is within 0.01 of it.
     honest = read_runs(str(RECORD / "honest_numbers.tsv"))
     assert {row["step"] for row in honest} >= {"1000"}
     for row in honest:
-        committed = read_runs(str(RECORD / row["committed_in"]))
-        shape = row["run"].split("/")[0].removeprefix("lr_search_").split("_40000steps")[0]
-        (cell,) = [r for r in committed if r["shape"] == shape]
-        assert row["committed_masked_lm_loss"] == cell[f"train_masked_lm_loss_{row['step']}"]
-        assert (
-            abs(
-                float(row["rerun_masked_lm_loss"])
-                - float(cell[f"train_masked_lm_loss_{row['step']}"])
-            )
-            <= 0.01
-        )
+        committed = committed_masked_lm_loss(row)
+        assert row["committed_masked_lm_loss"] == committed
+        assert abs(float(row["rerun_masked_lm_loss"]) - float(committed)) <= 0.01
     page = (REPO / "docs" / "REPRODUCTION.md").read_text()
     assert "reproduction/honest_numbers.tsv" in page
     honest_paragraph = page.split("**Honest numbers.**")[1].split("\n\n")[0]
-    assert [row["rerun_masked_lm_loss"] for row in honest] == re.findall(
-        r"\d\.\d+(?=\D*(?:\)|and))", honest_paragraph.split("to the digits logged")[1]
-    )
+    recipe, seeds = honest_paragraph.split("to the digits logged")[1].split("The second")
+    assert [
+        row["rerun_masked_lm_loss"] for row in honest if row["committed_in"] == "table6_recipe.tsv"
+    ] == re.findall(r"\d\.\d+(?=\D*(?:\)|and))", recipe)
+    # A seed run logged every 1,000 steps: its rerun logged every 500, and the page quotes the
+    # two halves, the first of them the run's step-500 row, averaging to the committed loss.
+    losses = read_runs(str(RECORD / "pretraining_losses.tsv"))
+    reruns = [row for row in honest if row["committed_in"] == "pretraining_losses.tsv"]
+    assert reruns
+    quoted = re.findall(r"\((\d\.\d+) \+ (\d\.\d+)\) / 2 = (\d\.\d+)", seeds)
+    for row, (first, second, mean) in zip(reruns, quoted, strict=True):
+        assert "--log_steps=500" in row["command"]
+        (half,) = [r for r in losses if (r["run"], r["step"]) == (row["run"], "500")]
+        assert half["masked_lm_loss"] == first and half["command"] == row["command"]
+        assert abs((float(first) + float(second)) / 2 - float(mean)) <= 0.0005
+        assert mean == row["rerun_masked_lm_loss"]
 
 
 def test_a_pre_training_with_a_second_seed_is_listed_beside_its_first_seed_and_reruns(tmp_path):
