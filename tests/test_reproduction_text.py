@@ -12,9 +12,14 @@ from __future__ import annotations
 
 import csv
 import re
+import sys
 
 import pytest
 from conftest import REPO
+
+sys.path.insert(0, str(REPO / "scripts" / "paper"))
+from reproduction.record import cells, figure, read_runs  # noqa: E402
+from reproduction.verdicts import Cell  # noqa: E402
 
 DOCS = REPO / "docs" / "reproduction"
 # A decimal as the text quotes it (not a version such as 2.21.0, not 1e-3).
@@ -35,13 +40,29 @@ def paper_numbers(table: str, schedules: tuple[str, ...]) -> set[str]:
     return {row["paper"] for row in rows(table) if row["schedule"] in schedules} - {"-"}
 
 
-def spreads(table: str, schedule: str) -> dict[str, str]:
-    """Each restarts' spread of `table` at `schedule` to one decimal, as a reading gives their
-    range ("the restarts' spread ±0.3-1.4") apart from any cell (the text's number -> whose)."""
-    return {
-        f"{float(row['spread']):.1f}": f"{row['row']} {row['column']}'s restarts' spread"
+def ours(table: str, schedule: str) -> dict[tuple[str, str], Cell]:
+    """{(row, column): Cell} of ours of `table` at `schedule`, as the pages quote them: the
+    record of runs' cell (every pre-training seed pooled) where it has one, else the TSV's."""
+    found = {
+        (row["row"], row["column"]): Cell(
+            1, float(row["ours"]), None if row["spread"] == "-" else float(row["spread"])
+        )
         for row in rows(table)
-        if row["schedule"] == schedule and row["spread"] != "-"
+        if row["schedule"] == schedule and row["ours"] != "-"
+    }
+    found.update(cells(read_runs(str(DOCS / "runs.tsv")), schedule, table))
+    return found
+
+
+def spreads(table: str, schedule: str) -> dict[str, str]:
+    """Each cell's spread of `table` at `schedule` (to one decimal, or as its cell gives it), as a
+    reading gives their range ("the restarts' spread ±0.3-1.4") apart from any cell (the text's
+    number -> whose)."""
+    return {
+        text: f"{row} {column}'s spread"
+        for (row, column), cell in ours(table, schedule).items()
+        if cell.spread is not None
+        for text in (f"{cell.spread:.1f}", figure(cell.spread))
     }
 
 
@@ -134,10 +155,10 @@ def gaps(table: str, schedule: str) -> dict[str, str]:
     """Every gap between two rows of one column of `table` at `schedule`, ours or the paper's
     (the text's number -> which): "above it by 17.4 points" is such a gap."""
     by_column: dict[tuple[str, str], dict[str, float]] = {}
-    for row in (r for r in rows(table) if r["schedule"] == schedule):
-        for whose in ("ours", "paper"):
-            if row[whose] != "-":
-                by_column.setdefault((whose, row["column"]), {})[row["row"]] = float(row[whose])
+    for row in (r for r in rows(table) if r["schedule"] == schedule and r["paper"] != "-"):
+        by_column.setdefault(("paper", row["column"]), {})[row["row"]] = float(row["paper"])
+    for (row, column), cell in ours(table, schedule).items():
+        by_column.setdefault(("ours", column), {})[row] = cell.mean
     return {
         f"{values[a] - values[b]:.1f}": f"{whose} {column}: {a} over {b}"
         for (whose, column), values in by_column.items()
@@ -262,7 +283,8 @@ def test_a_number_of_ours_quoted_plain_is_unexplained():
     assert unexplained(name, heading, text) == []
     first = QUOTE.search(text)
     assert first[2] == "table5|long40k|BERT|QNLI"
-    assert unexplained(name, heading, plain(text, first[2])) == NUMBER.findall(first[3])
+    # Its mean is unexplained (its spread, alone, may be quoted as a spread).
+    assert unexplained(name, heading, plain(text, first[2])) == NUMBER.findall(first[3])[:1]
     # A number of another row, plain where the text means BERT's: No NSP's QNLI.
     (no_nsp,) = [row["ours"] for row in rows("table5") if (row["schedule"], row["row"],
                  row["column"]) == ("long40k", "No NSP", "QNLI")]  # fmt: skip
