@@ -6,6 +6,7 @@ import os
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")  # before TensorFlow is first imported
 
+import functools  # noqa: E402
 import json  # noqa: E402
 import re  # noqa: E402
 import shutil  # noqa: E402
@@ -287,6 +288,16 @@ def write_tsv(path, rows) -> None:
     """A tab-separated file of `rows` (lists of cells), as GLUE's."""
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text("".join("\t".join(row) + "\n" for row in rows), encoding="utf-8")
+
+
+@functools.cache
+def recorded_cells(table: str, schedule: str) -> dict:
+    """{(row, column): Cell} of the committed record of runs (docs/reproduction/runs.tsv) of
+    `table` at `schedule`, as the pages derive them (every pre-training seed pooled)."""
+    sys.path.insert(0, str(REPO / "scripts" / "paper"))
+    from reproduction.record import cells, read_runs
+
+    return cells(read_runs(str(REPO / "docs" / "reproduction" / "runs.tsv")), schedule, table)
 
 
 def squad_features(name: str, max_seq_length: int = 96):

@@ -9,7 +9,7 @@ import re
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, recorded_cells
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
 from doc_tables import DocTablesOptions, doc_tables  # noqa: E402
@@ -33,7 +33,7 @@ RECORD = REPO / "docs" / "reproduction"
 
 def recorded(row: str, column: str = "QNLI", table: str = "table5", schedule: str = "long40k"):
     """The record's cell of `row` and `column`, as the pages derive it (both seeds pooled)."""
-    return cells(read_runs(str(RECORD / "runs.tsv")), schedule, table)[(row, column)]
+    return recorded_cells(table, schedule)[(row, column)]
 
 
 def line(row="BERT", column="MRPC", seed="1", lr="0.0001", restart="0", value="70.0", runs="1",

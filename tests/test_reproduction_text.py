@@ -11,14 +11,15 @@ checked here by its derivation, and may not be a cell of ours: a number of ours 
 from __future__ import annotations
 
 import csv
+import functools
 import re
 import sys
 
 import pytest
-from conftest import REPO
+from conftest import REPO, recorded_cells
 
 sys.path.insert(0, str(REPO / "scripts" / "paper"))
-from reproduction.record import cells, figure, read_runs  # noqa: E402
+from reproduction.record import figure  # noqa: E402
 from reproduction.verdicts import Cell  # noqa: E402
 
 DOCS = REPO / "docs" / "reproduction"
@@ -40,6 +41,7 @@ def paper_numbers(table: str, schedules: tuple[str, ...]) -> set[str]:
     return {row["paper"] for row in rows(table) if row["schedule"] in schedules} - {"-"}
 
 
+@functools.cache
 def ours(table: str, schedule: str) -> dict[tuple[str, str], Cell]:
     """{(row, column): Cell} of ours of `table` at `schedule`, as the pages quote them: the
     record of runs' cell (every pre-training seed pooled) where it has one, else the TSV's."""
@@ -50,7 +52,7 @@ def ours(table: str, schedule: str) -> dict[tuple[str, str], Cell]:
         for row in rows(table)
         if row["schedule"] == schedule and row["ours"] != "-"
     }
-    found.update(cells(read_runs(str(DOCS / "runs.tsv")), schedule, table))
+    found.update(recorded_cells(table, schedule))
     return found
 
 
@@ -286,8 +288,7 @@ def test_a_number_of_ours_quoted_plain_is_unexplained():
     # Its mean is unexplained (its spread, alone, may be quoted as a spread).
     assert unexplained(name, heading, plain(text, first[2])) == NUMBER.findall(first[3])[:1]
     # A number of another row, plain where the text means BERT's: No NSP's QNLI.
-    (no_nsp,) = [row["ours"] for row in rows("table5") if (row["schedule"], row["row"],
-                 row["column"]) == ("long40k", "No NSP", "QNLI")]  # fmt: skip
+    no_nsp = figure(ours("table5", "long40k")[("No NSP", "QNLI")].mean)
     assert unexplained(name, heading, text.replace(first[0], no_nsp, 1)) == [no_nsp]
 
 
