@@ -206,8 +206,10 @@ def test_a_record_of_runs_is_taken_in_by_add_runs(tmp_path):
         "| Table 5 | Next-sentence prediction helps QNLI, MNLI and SQuAD (not MRPC or SST-2) | "
         "MRPC | consistent (one pre-training seed) | reversed (one pre-training seed) |"
     ) in doc.read_text()
-    # One line per changed verdict: the other readings with seed 2's runs kept theirs.
+    # One line per changed verdict; this was the one reading with seed 2's runs, so no line
+    # counts the readings that kept theirs.
     assert doc.read_text().count("| Table 5 |") == 1
+    assert "kept theirs" not in doc.read_text()
     with pytest.raises(InputError, match="--add_runs=.*nothing.tsv does not exist"):
         doc_tables(DocTablesOptions(doc=str(doc), tsv_dir=str(tmp_path),
                                     add_runs=str(tmp_path / "nothing.tsv")))  # fmt: skip

@@ -233,6 +233,9 @@ def render_seed_changes(record: Record) -> str:
         return "No cell that a verdict reads has a second pre-training seed's runs yet.\n"
     if len(out) == 2:
         return f"Of the {seeded} readings with a second seed's runs, none changed its verdict.\n"
+    kept = seeded - (len(out) - 2)
+    if kept:
+        out.append(f"\nThe other {kept} readings with a second seed's runs kept theirs.")
     return "\n".join(out) + "\n"
 
 
