@@ -294,7 +294,8 @@ def write_tsv(path, rows) -> None:
 def recorded_cells(table: str, schedule: str) -> dict:
     """{(row, column): Cell} of the committed record of runs (docs/reproduction/runs.tsv) of
     `table` at `schedule`, as the pages derive them (every pre-training seed pooled)."""
-    sys.path.insert(0, str(REPO / "scripts" / "paper"))
+    if str(REPO / "scripts" / "paper") not in sys.path:
+        sys.path.insert(0, str(REPO / "scripts" / "paper"))
     from reproduction.record import cells, read_runs
 
     return cells(read_runs(str(REPO / "docs" / "reproduction" / "runs.tsv")), schedule, table)

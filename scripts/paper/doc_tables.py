@@ -215,8 +215,7 @@ def render_seed_changes(record: Record) -> str:
     """The verdicts that more pre-training seeds changed: each claim's reading at its best
     schedule from the first seed's runs alone against all seeds' (the floor's runs too), for
     the readings whose cells have a later seed's runs."""
-    out = [_line(["", "the paper's claim", "column", "seed 1", "all seeds"]), "|---" * 5 + "|"]
-    seeded, first_seed = 0, functools.partial(record.cells, seeds=("1",))
+    changed, seeded, first_seed = [], 0, functools.partial(record.cells, seeds=("1",))
     for claim in CLAIMS:
         best, paper = claim.schedules[0], record.paper(claim)
         first = {r.column: r for r in read(claim, best, first_seed, paper)}
@@ -228,15 +227,15 @@ def render_seed_changes(record: Record) -> str:
             if before.verdict.word != reading.verdict.word:
                 title = claim.table.replace("table", "Table ").replace("figure", "Figure ")
                 cells = [title, claim.says, reading.column, str(before.verdict)]
-                out.append(_line(cells + [str(reading.verdict)]))
+                changed.append(_line(cells + [str(reading.verdict)]))
     if not seeded:
         return "No cell that a verdict reads has a second pre-training seed's runs yet.\n"
-    if len(out) == 2:
+    if not changed:
         return f"Of the {seeded} readings with a second seed's runs, none changed its verdict.\n"
-    kept = seeded - (len(out) - 2)
-    if kept:
-        out.append(f"\nThe other {kept} readings with a second seed's runs kept theirs.")
-    return "\n".join(out) + "\n"
+    head = [_line(["", "the paper's claim", "column", "seed 1", "all seeds"]), "|---" * 5 + "|"]
+    kept = seeded - len(changed)
+    tail = [f"\nThe other {kept} readings with a second seed's runs kept theirs."] if kept else []
+    return "\n".join(head + changed + tail) + "\n"
 
 
 def render_pretraining_seeds(record: Record, schedule: str = "long40k") -> str:
